@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief Stream decoder: record stream bytes in, timed and attributed
+ * records out (libflightrec-client).
+ *
+ * The client reads flightrec streams (docs/format.md) and RTEMS record
+ * streams of format versions 1 and 10, in all four formats (LE/BE, 32/64-bit
+ * data) on any host.  It is incremental: feed it byte chunks of any size
+ * (one byte at a time gives the same records as a whole file) and it calls
+ * back once per record.  It never trusts its input: any byte sequence gives
+ * either records or a clear error naming the byte offset, never a crash.
+ *
+ * It depends on libc only and not on the recording runtime (libflightrec).
+ *
+ * Typical use:
+ * @code
+ *   struct flightrec_client_options opt = { .on_record = print, .merge = 1 };
+ *   flightrec_client *c;
+ *   if (flightrec_client_create(&c, &opt) != 0) ...
+ *   while ((n = read(fd, buf, sizeof buf)) > 0)
+ *       if (flightrec_client_feed(c, buf, n) != 0) break;
+ *   rc = flightrec_client_finish(c);   // delivers what is held back
+ *   if (rc != 0) fprintf(stderr, "%s\n", flightrec_client_message(c));
+ *   flightrec_client_destroy(c);
+ * @endcode
+ *
+ * Thread safety: one client is used by one thread at a time; distinct
+ * clients are independent.
+ */
+#ifndef FLIGHTREC_CLIENT_H
+#define FLIGHTREC_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "errors.h"
+#include "format.h"
+
+FLIGHTREC_BEGIN_DECLS
+
+/*=====   Records   =====*/
+
+/** What a record is. */
+enum flightrec_record_type {
+    /** An item the program recorded: @c event, @c data, @c time_ns. */
+    FLIGHTREC_RECORD_EVENT = 0,
+    /** Items were lost: @c loss_kind, @c loss_count. */
+    FLIGHTREC_RECORD_LOSS = 1
+};
+
+/** Why items were lost. */
+enum flightrec_loss_kind {
+    /** Overwritten before they were read (flight mode), or lost with the
+     * reuse of a dead thread's ring; RTEMS PER_CPU_OVERFLOW / v1 OVERFLOW. */
+    FLIGHTREC_LOSS_OVERFLOW = 0,
+    /** Dropped by the producer because the ring was full (discard mode). */
+    FLIGHTREC_LOSS_DISCARD = 1,
+    /** Chunks missing from the stream (ring positions skipped). */
+    FLIGHTREC_LOSS_MISSING = 2
+};
+
+/** @name Record flags */
+/** @{ */
+/** No time could be established (the stream ended before a sync item
+ * reached this item); @c time_ns is 0. */
+#define FLIGHTREC_RECORD_UNTIMED 0x1u
+/** Delivered after records with later times (it arrived after the merge
+ * window had passed its time). */
+#define FLIGHTREC_RECORD_LATE 0x2u
+/** The counter stepped backwards; the time was clamped so that time per
+ * ring never decreases. */
+#define FLIGHTREC_RECORD_CLAMPED 0x4u
+/** @} */
+
+/** What is known about a ring (a flightrec thread ring, or an RTEMS CPU). */
+struct flightrec_ring_info {
+    uint32_t id;             /**< ring id (RTEMS: processor index) */
+    uint32_t context;        /**< 0: thread context, 1: signal handlers */
+    int64_t thread_id;       /**< owner thread id, -1 if unknown */
+    char thread_name[64];    /**< owner thread name, "" if unknown */
+    uint64_t events;         /**< EVENT records delivered so far */
+    uint64_t overflow;       /**< items lost to overflow so far */
+    uint64_t discard;        /**< items lost to discard so far */
+    uint64_t missing;        /**< items in missing chunks so far */
+    uint64_t untimed;        /**< EVENT records delivered untimed */
+    uint64_t first_ns;       /**< time of the first timed record */
+    uint64_t last_ns;        /**< time of the last timed record */
+};
+
+/** One decoded record, valid only during the callback. */
+struct flightrec_record {
+    uint32_t type;          /**< enum flightrec_record_type */
+    uint32_t flags;         /**< FLIGHTREC_RECORD_* */
+    uint64_t time_ns;       /**< uptime in nanoseconds */
+    uint32_t ring;          /**< ring id */
+    uint32_t event;         /**< event id 0..1023 (EVENT records) */
+    uint64_t data;          /**< data word, zero-extended */
+    uint32_t loss_kind;     /**< enum flightrec_loss_kind (LOSS records) */
+    uint64_t loss_count;    /**< items lost (LOSS records) */
+    uint64_t offset;        /**< byte offset of the item in the stream */
+    /** The ring as it was when the item was decoded. */
+    const struct flightrec_ring_info *ring_info;
+};
+
+/**
+ * Called once per record.  Return 0 to go on; any other value stops the
+ * client, which then returns FLIGHTREC_ECALLBACK.
+ */
+typedef int (*flightrec_record_fn)(const struct flightrec_record *record,
+                                   void *arg);
+
+/*=====   Stream description   =====*/
+
+/** What kind of stream the VERSION item announced. */
+enum flightrec_stream_kind {
+    FLIGHTREC_STREAM_UNKNOWN = 0,  /**< no VERSION item seen yet */
+    FLIGHTREC_STREAM_FLIGHTREC = 1,
+    FLIGHTREC_STREAM_RTEMS_V10 = 2,
+    FLIGHTREC_STREAM_RTEMS_V1 = 3
+};
+
+/** Header facts, filled in as the header items arrive. */
+struct flightrec_stream_info {
+    uint32_t format;          /**< format word, 0 until read */
+    uint32_t version;         /**< VERSION data */
+    uint32_t kind;            /**< enum flightrec_stream_kind */
+    uint64_t frequency;       /**< counter Hz, 0 until known */
+    uint32_t items_per_ring;  /**< PER_CPU_COUNT / COUNT */
+    uint32_t ring_count;      /**< RING_COUNT or PROCESSOR_MAXIMUM + 1 */
+    int64_t process_id;       /**< -1 if unknown */
+    int has_realtime;         /**< realtime_ns_at_zero is valid */
+    uint64_t realtime_ns_at_zero; /**< CLOCK_REALTIME ns at uptime 0 */
+    char arch[32];            /**< RTEMS info strings, "" if absent */
+    char bsp[32];
+    char tools[64];
+};
+
+/** Totals over the whole stream so far. */
+struct flightrec_client_totals {
+    uint64_t bytes;      /**< bytes consumed */
+    uint64_t items;      /**< items decoded, metadata included */
+    uint64_t events;     /**< EVENT records delivered */
+    uint64_t overflow;   /**< items lost to overflow */
+    uint64_t discard;    /**< items lost to discard */
+    uint64_t missing;    /**< items in missing chunks */
+    uint64_t untimed;    /**< EVENT records delivered untimed */
+    uint64_t late;       /**< records delivered with FLIGHTREC_RECORD_LATE */
+    uint32_t rings;      /**< rings seen */
+};
+
+/*=====   Client   =====*/
+
+typedef struct flightrec_client flightrec_client;
+
+/** How records are delivered. */
+struct flightrec_client_options {
+    flightrec_record_fn on_record;  /**< required */
+    void *arg;                      /**< passed to on_record */
+    /**
+     * 0: records of each ring in ring order as soon as they can be timed.
+     * 1: records of all rings merged in one time order (k-way merge).
+     */
+    int merge;
+    /**
+     * With merge: a record is delivered once a record at least this many
+     * nanoseconds later was decoded, or at finish.  Records arriving later
+     * than that are delivered flagged LATE.  0 means hold everything until
+     * finish (exact order, memory grows with the stream).
+     */
+    uint64_t merge_window_ns;
+};
+
+/**
+ * Creates a client.
+ * @retval 0 success, *out set
+ * @retval FLIGHTREC_EINVAL_CONFIG options or on_record missing
+ * @retval FLIGHTREC_ENOMEM
+ */
+FLIGHTREC_API int flightrec_client_create(
+    flightrec_client **out, const struct flightrec_client_options *options);
+
+/**
+ * Consumes @a n bytes of the stream.  Records that can be delivered are
+ * delivered before it returns.
+ * @retval 0 success
+ * @retval <0 an error; it is sticky: later calls return it again.  See
+ *         flightrec_client_message() and flightrec_client_error_offset().
+ */
+FLIGHTREC_API int flightrec_client_feed(flightrec_client *client,
+                                        const void *buf, size_t n);
+
+/**
+ * Ends the stream: delivers every record still held back (those that can
+ * never be timed are flagged UNTIMED), also after an error, so everything
+ * decoded before an error is delivered.
+ * @retval 0 the stream was complete and valid
+ * @retval FLIGHTREC_ETRUNC the stream ended inside an item
+ * @retval <0 the sticky error of an earlier call
+ */
+FLIGHTREC_API int flightrec_client_finish(flightrec_client *client);
+
+/** Frees the client; accepts NULL. */
+FLIGHTREC_API void flightrec_client_destroy(flightrec_client *client);
+
+/**
+ * A one-line description of the error, naming what is wrong and the byte
+ * offset, e.g. "byte 0: bad magic 0x12345678"; "" when there is none.
+ */
+FLIGHTREC_API const char *flightrec_client_message(
+    const flightrec_client *client);
+
+/** Byte offset of the error (of the offending item's first byte). */
+FLIGHTREC_API uint64_t flightrec_client_error_offset(
+    const flightrec_client *client);
+
+/** The header facts read so far. */
+FLIGHTREC_API const struct flightrec_stream_info *flightrec_client_info(
+    const flightrec_client *client);
+
+/** Totals so far. */
+FLIGHTREC_API void flightrec_client_totals(
+    const flightrec_client *client, struct flightrec_client_totals *out);
+
+/** Number of rings seen so far. */
+FLIGHTREC_API size_t flightrec_client_ring_count(
+    const flightrec_client *client);
+
+/** The @a index-th ring seen (0 .. ring_count - 1), in order of first
+ * appearance; NULL if out of range. */
+FLIGHTREC_API const struct flightrec_ring_info *flightrec_client_ring(
+    const flightrec_client *client, size_t index);
+
+/**
+ * The name of an event id in this stream: a name the stream registered
+ * (EVENT_NAME), else the system name for the stream's numbering, else
+ * "USER_<n>" / "SYSTEM_<n>".  Never NULL; valid until the client is
+ * destroyed or the name is registered again.
+ */
+FLIGHTREC_API const char *flightrec_client_event_name(
+    const flightrec_client *client, uint32_t event);
+
+/** The last name the stream gave thread @a thread_id, or NULL. */
+FLIGHTREC_API const char *flightrec_client_thread_name(
+    const flightrec_client *client, int64_t thread_id);
+
+/** Looks an event up by name (system, USER_n or registered); returns its id
+ * or -1. */
+FLIGHTREC_API int flightrec_client_event_id(const flightrec_client *client,
+                                            const char *name);
+
+/** Nanoseconds for @a ticks of a counter at @a frequency Hz, exact (no
+ * intermediate overflow) for any 64-bit tick count. */
+FLIGHTREC_API uint64_t flightrec_ticks_to_ns(uint64_t ticks,
+                                             uint64_t frequency);
+
+FLIGHTREC_END_DECLS
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief The record stream: constants shared by the producer and readers.
+ *
+ * The stream is framed like the RTEMS record stream (docs/format.md): a
+ * format word, the magic, then items.  An item is a 32-bit word holding the
+ * time (upper 22 bits) and the event id (lower 10 bits), followed by a data
+ * word of 32 or 64 bits, packed, in the byte order the format word names.
+ */
+#ifndef FLIGHTREC_FORMAT_H
+#define FLIGHTREC_FORMAT_H
+
+#include <stdint.h>
+
+#include "events.h"
+
+/** @name Format words (the first 4 bytes of a stream) */
+/** @{ */
+#define FLIGHTREC_FORMAT_LE_32 0x11111111u
+#define FLIGHTREC_FORMAT_LE_64 0x22222222u
+#define FLIGHTREC_FORMAT_BE_32 0x33333333u
+#define FLIGHTREC_FORMAT_BE_64 0x44444444u
+/** @} */
+
+/** The second 32-bit word of a stream, in the stream's byte order. */
+#define FLIGHTREC_MAGIC 0x82e14ec1u
+
+/**
+ * VERSION item data of a flightrec stream: "FR" in the upper 16 bits and
+ * the flightrec stream format version (docs/format.md) in the lower 16.
+ * RTEMS streams carry small numbers here (1..10), so the two never collide.
+ */
+#define FLIGHTREC_STREAM_VERSION_TAG 0x46520000u
+#define FLIGHTREC_STREAM_FORMAT_VERSION 1u
+#define FLIGHTREC_STREAM_VERSION \
+    (FLIGHTREC_STREAM_VERSION_TAG | FLIGHTREC_STREAM_FORMAT_VERSION)
+
+/** RTEMS record format versions a reader may also meet. */
+#define FLIGHTREC_RTEMS_VERSION_1 1u
+#define FLIGHTREC_RTEMS_VERSION_10 10u
+
+#define FLIGHTREC_EVENT_BITS 10
+#define FLIGHTREC_TIME_BITS 22
+#define FLIGHTREC_EVENT_MASK ((1u << FLIGHTREC_EVENT_BITS) - 1u)
+#define FLIGHTREC_TIME_MASK ((1u << FLIGHTREC_TIME_BITS) - 1u)
+/** Number of event ids (0..1023). */
+#define FLIGHTREC_EVENT_COUNT (1u << FLIGHTREC_EVENT_BITS)
+
+/**
+ * In a flightrec stream two consecutive timed items of one ring with no
+ * uptime pair between them are less than this many counter ticks apart;
+ * this is what makes the 22-bit time field unambiguous (docs/format.md,
+ * "The time invariant").
+ */
+#define FLIGHTREC_SYNC_TICKS (1u << (FLIGHTREC_TIME_BITS - 1))
+
+/** Builds the event word of an item. */
+#define FLIGHTREC_TIME_EVENT(time, event) \
+    ((uint32_t)(((uint32_t)(time) << FLIGHTREC_EVENT_BITS) | \
+                ((uint32_t)(event) & FLIGHTREC_EVENT_MASK)))
+/** The 22-bit time of an event word. */
+#define FLIGHTREC_GET_TIME(word) ((uint32_t)(word) >> FLIGHTREC_EVENT_BITS)
+/** The event id of an event word. */
+#define FLIGHTREC_GET_EVENT(word) ((uint32_t)(word) & FLIGHTREC_EVENT_MASK)
+
+/** Size in bytes of one stream item of the given format. */
+#define FLIGHTREC_ITEM_SIZE(format) \
+    (((format) == FLIGHTREC_FORMAT_LE_64 || \
+      (format) == FLIGHTREC_FORMAT_BE_64) ? 12u : 8u)
+
+#endif

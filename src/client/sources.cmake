@@ -1,0 +1,5 @@
+# libflightrec-client: the stream decoder (no dependency on the producer).
+flightrec_library(NAME flightrec-client SOURCES
+  common/errors.c
+  client/event-table.c
+)

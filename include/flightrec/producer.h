@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief The recording hot path: inline, one ring per thread, no lock, no
+ * atomic read-modify-write, no system call, no allocation.
+ *
+ * Each thread writes only its own ring; the ring's head is published with a
+ * store-release, and a reader acquires it.  Everything that is not "read the
+ * counter, store an item, publish the head" happens in out-of-line slow paths
+ * (src/producer/produce.c): attaching a ring on a thread's first event,
+ * writing uptime sync items, discard-mode fullness, and records made by a
+ * signal handler that interrupted a record of the same thread.
+ *
+ * One per-thread number steers all of these: the writer's deadline.  The fast
+ * path runs while  counter + (head << shift) < deadline.  The slow path sets
+ * the deadline so that it is reached when a sync item is due (2^21 ticks
+ * since the last one, or a quarter ring later), when a discard-mode ring
+ * could be full, or never-attached (deadline 0).  While a record is being
+ * written the deadline is 0, so a signal handler that records in between
+ * takes the slow path, which writes to the thread's signal ring instead of
+ * corrupting the interrupted record.
+ */
+#ifndef FLIGHTREC_PRODUCER_H
+#define FLIGHTREC_PRODUCER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "format.h"
+#include "port.h"
+
+FLIGHTREC_BEGIN_DECLS
+
+/** One ring item as stored in memory (the stream packs it). */
+struct flightrec_item {
+    _Atomic uint32_t event;   /**< time << 10 | event id */
+    _Atomic uintptr_t data;
+};
+
+/** The part of a ring the hot path touches (the rest is private). */
+struct flightrec__ring_head {
+    _Atomic uintptr_t head;   /**< position of the next item; free-running */
+};
+
+/** A thread's writer state for one of its rings. Owned by the thread. */
+struct flightrec__writer {
+    uint64_t deadline;                  /**< see the file comment */
+    struct flightrec__ring_head *ring;
+    struct flightrec_item *items;
+    uintptr_t mask;                     /**< items - 1 */
+    uintptr_t limit;                    /**< add() goes slow at this head */
+    unsigned shift;                     /**< ticks per item, log2 */
+};
+
+struct flightrec__thread {
+    struct flightrec__writer main;      /**< thread context */
+    struct flightrec__writer signal;    /**< handlers interrupting a record */
+};
+
+extern FLIGHTREC_API _Thread_local struct flightrec__thread flightrec__self
+    __attribute__((tls_model("initial-exec")));
+/** The event filter in force: 32 words of 32 bits, bit set = recorded.
+ * flightrec_stop() points it at an all-zero filter. */
+extern FLIGHTREC_API const _Atomic uint32_t *_Atomic flightrec__filter;
+/** Non-zero while recording is started. */
+extern FLIGHTREC_API _Atomic int flightrec__running;
+
+/** Items a record may hold before add() publishes part of it; a reader
+ * keeps this many items away from the head of an overwriting ring. */
+#define FLIGHTREC_MAX_PENDING 16u
+
+FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
+                                           uint64_t now, uint64_t deadline);
+
+/**
+ * @brief Whether @a event passes the global enable and the event filter.
+ * A relaxed load of the filter pointer, of one word, and a bit test.
+ */
+static FLIGHTREC_ALWAYS_INLINE int flightrec_event_enabled(uint32_t event)
+{
+    const _Atomic uint32_t *words =
+        atomic_load_explicit(&flightrec__filter, memory_order_relaxed);
+    uint32_t id = event & FLIGHTREC_EVENT_MASK;
+    return (int)((atomic_load_explicit(&words[id >> 5], memory_order_relaxed)
+                  >> (id & 31u)) & 1u);
+}
+
+/**
+ * @brief Records one item: @a event (0..1023) with @a data, timed now.
+ *
+ * Async-signal-safe, never blocks, never fails visibly: a full ring in
+ * discard mode counts the item as dropped; in flight mode the oldest item
+ * is overwritten.
+ */
+static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
+                                                      uintptr_t data)
+{
+    if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
+        return;
+    struct flightrec__writer *w = &flightrec__self.main;
+    uint64_t deadline = w->deadline;
+    w->deadline = 0; /* a signal handler recording from here on goes slow */
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t now = flightrec_counter();
+    uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(now + ((uint64_t)head << w->shift) >= deadline)) {
+        flightrec__produce_slow(event, data, now, deadline);
+        return;
+    }
+    /* Orders the previous head publication before the item stores, so a
+     * reader validating its copy by re-reading the head is right on weakly
+     * ordered CPUs too (no instruction on x86). */
+    atomic_thread_fence(memory_order_release);
+    struct flightrec_item *item = &w->items[head & w->mask];
+    atomic_store_explicit(&item->event, FLIGHTREC_TIME_EVENT(now, event),
+                          memory_order_relaxed);
+    atomic_store_explicit(&item->data, data, memory_order_relaxed);
+    /* Release: a reader that sees the new head sees the item. */
+    atomic_store_explicit(&w->ring->head, head + 1, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    w->deadline = deadline;
+}
+
+/** A record of several items with one timestamp, on the caller's stack. */
+struct flightrec_ctx {
+    struct flightrec__writer *writer;   /**< NULL: recording is stopped */
+    uintptr_t head;
+    uintptr_t limit;
+    uint64_t deadline;
+    uint32_t time_word;
+};
+
+FLIGHTREC_API void flightrec__prepare_slow(struct flightrec_ctx *ctx,
+                                           uint64_t now);
+FLIGHTREC_API void flightrec__add_slow(struct flightrec_ctx *ctx,
+                                       uint32_t event, uintptr_t data);
+
+/**
+ * @brief Starts a record: reads the counter once for all its items.
+ *
+ * Must be followed by flightrec_add() calls and one flightrec_commit() on
+ * the same thread.  A signal handler may record in between; its items go to
+ * the thread's signal ring.  Records of more than FLIGHTREC_MAX_PENDING items
+ * are published in parts.
+ */
+static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
+{
+    struct flightrec__writer *w = &flightrec__self.main;
+    ctx->deadline = w->deadline;
+    w->deadline = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t now = flightrec_counter();
+    uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    ctx->writer = w;
+    ctx->head = head;
+    ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    ctx->limit = head + FLIGHTREC_MAX_PENDING;
+    if (ctx->limit > w->limit)
+        ctx->limit = w->limit;
+    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    if (FLIGHTREC_UNLIKELY(
+            now + ((uint64_t)head << w->shift) >= ctx->deadline ||
+            !atomic_load_explicit(&flightrec__running, memory_order_relaxed)))
+        flightrec__prepare_slow(ctx, now);
+}
+
+/** @brief Adds an item to the record (skipped if the filter rejects it). */
+static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
+                                                  uint32_t event,
+                                                  uintptr_t data)
+{
+    if (FLIGHTREC_UNLIKELY(ctx->head >= ctx->limit)) {
+        flightrec__add_slow(ctx, event, data);
+        return;
+    }
+    if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
+        return;
+    struct flightrec__writer *w = ctx->writer;
+    struct flightrec_item *item = &w->items[ctx->head & w->mask];
+    atomic_store_explicit(&item->event,
+                          ctx->time_word | (event & FLIGHTREC_EVENT_MASK),
+                          memory_order_relaxed);
+    atomic_store_explicit(&item->data, data, memory_order_relaxed);
+    ++ctx->head;
+}
+
+/** @brief Publishes the record's items together (store-release). */
+static FLIGHTREC_ALWAYS_INLINE void flightrec_commit(struct flightrec_ctx *ctx)
+{
+    struct flightrec__writer *w = ctx->writer;
+    if (FLIGHTREC_UNLIKELY(w == NULL))
+        return;
+    atomic_store_explicit(&w->ring->head, ctx->head, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    w->deadline = ctx->deadline;
+}
+
+FLIGHTREC_END_DECLS
+
+#endif

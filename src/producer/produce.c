@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Slow paths of the hot path in flightrec/producer.h, and the multi-item
+ * wrappers.
+ *
+ * A slow path runs when the writer's deadline is reached:
+ * - deadline 0 and the thread has no rings: attach them;
+ * - deadline 0 and the thread has rings: a signal handler interrupted a
+ *   record of this thread; record into the thread's signal ring instead,
+ *   with the same protocol one level down (deeper nesting is counted);
+ * - otherwise a sync item is due (2^21 ticks or a quarter ring since the
+ *   last) or, in discard mode, the ring may be full.
+ * Every slow path ends by re-arming the deadline (rearm()).
+ */
+#include "ring.h"
+
+#include <string.h>
+
+/* The head the hot path reads before the thread has a ring. */
+static struct flightrec__ring_head unattached_head;
+
+_Thread_local struct flightrec__thread flightrec__self = {
+    .main = { .ring = &unattached_head },
+    .signal = { .ring = &unattached_head },
+};
+
+/* Per-thread state only the slow paths touch. */
+struct writer_sync {
+    uint64_t time;          /* counter at the last sync pair */
+    uintptr_t head;         /* head after it */
+};
+
+static _Thread_local struct {
+    int attached;
+    int attaching;
+    struct flightrec_ring *ring[2];       /* 0: main, 1: signal */
+    struct writer_sync sync[2];
+} self_private;
+
+/* Marks a record that is dropped because nesting went too deep. */
+#define DEADLINE_TOO_DEEP UINT64_MAX
+
+enum { WRITER_MAIN = 0, WRITER_SIGNAL = 1 };
+
+static struct flightrec__writer *writer_of(int which)
+{
+    return which == WRITER_MAIN ? &flightrec__self.main
+                                : &flightrec__self.signal;
+}
+
+static unsigned shift_for(uintptr_t capacity)
+{
+    /* One item weighs 2^shift ticks, so that a quarter ring weighs
+     * FLIGHTREC_SYNC_TICKS: 2^21 / (capacity / 4) = 2^23 / capacity. */
+    unsigned log2_capacity = 0;
+    while (((uintptr_t)1 << log2_capacity) < capacity)
+        log2_capacity++;
+    return log2_capacity >= 23 ? 0u : 23u - log2_capacity;
+}
+
+void flightrec__writer_bind(struct flightrec__writer *w,
+                            struct flightrec_ring *ring)
+{
+    int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
+    self_private.ring[which] = ring;
+    self_private.sync[which].time = 0;
+    self_private.sync[which].head = 0;
+    w->ring = &ring->hot;
+    w->items = ring->items;
+    w->mask = ring->capacity - 1;
+    w->shift = shift_for(ring->capacity);
+    w->limit = UINTPTR_MAX;
+    /* The main writer is bound inside its own slow path, which re-arms it
+     * at the end; until then a signal handler must see 0.  The signal
+     * writer is armed at once (its first item writes a sync pair). */
+    w->deadline = which == WRITER_MAIN ? 0 : 1;
+}
+
+void flightrec__writer_unbind(struct flightrec__writer *w)
+{
+    w->deadline = 0;
+    w->ring = &unattached_head;
+    w->items = NULL;
+    w->mask = 0;
+    w->limit = 0;
+}
+
+/* Where, in discard mode, the owner must stop: the reader's tail (or this
+ * owner's start, if later) plus the capacity. */
+static uintptr_t discard_limit(const struct flightrec_ring *ring)
+{
+    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+    uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
+    return (start > tail ? start : tail) + ring->capacity;
+}
+
+static uint64_t sync_deadline(int which)
+{
+    const struct flightrec__writer *w = writer_of(which);
+    const struct writer_sync *sync = &self_private.sync[which];
+    return sync->time + ((uint64_t)sync->head << w->shift) +
+           FLIGHTREC_SYNC_TICKS;
+}
+
+/* Computes the next deadline of a writer and refreshes its limit. */
+static uint64_t rearm(int which, uint64_t now)
+{
+    struct flightrec__writer *w = writer_of(which);
+    const struct flightrec_ring *ring = self_private.ring[which];
+    uint64_t deadline = sync_deadline(which);
+
+    if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
+        w->limit = discard_limit(ring);
+        uint64_t full = now + ((uint64_t)w->limit << w->shift);
+        if (full < deadline)
+            deadline = full;
+    } else {
+        w->limit = UINTPTR_MAX;
+    }
+#if UINTPTR_MAX == UINT32_MAX
+    /* The head wraps at 2^32: force a slow path (and a sync) before it. */
+    uint64_t wrap = now + ((uint64_t)UINT32_MAX << w->shift);
+    if (wrap < deadline)
+        deadline = wrap;
+#endif
+    return deadline == 0 ? 1 : deadline;
+}
+
+static void put(struct flightrec__writer *w, uintptr_t position,
+                uint32_t time_word, uint32_t event, uintptr_t data)
+{
+    struct flightrec_item *item = &w->items[position & w->mask];
+    atomic_store_explicit(&item->event,
+                          time_word | (event & FLIGHTREC_EVENT_MASK),
+                          memory_order_relaxed);
+    atomic_store_explicit(&item->data, data, memory_order_relaxed);
+}
+
+static void count_dropped(struct flightrec_ring *ring, uintptr_t n)
+{
+    /* Single writer: a plain increment, published for the reader. */
+    uintptr_t dropped =
+        atomic_load_explicit(&ring->dropped, memory_order_relaxed);
+    atomic_store_explicit(&ring->dropped, dropped + n, memory_order_relaxed);
+}
+
+/* Writes the sync pair at head if one is due; returns the new head. */
+static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
+                                   uint32_t time_word)
+{
+    struct flightrec__writer *w = writer_of(which);
+    if (now + ((uint64_t)head << w->shift) < sync_deadline(which))
+        return head;
+    uint64_t uptime = now - flightrec__timebase()->base;
+    put(w, head, time_word, FLIGHTREC_EV_UPTIME_LOW, (uint32_t)uptime);
+    put(w, head + 1, time_word, FLIGHTREC_EV_UPTIME_HIGH,
+        (uint32_t)(uptime >> 32));
+    self_private.sync[which].time = now;
+    self_private.sync[which].head = head + 2;
+    return head + 2;
+}
+
+/* Room check for discard mode; counts the record as dropped if none. */
+static int has_room(int which, uintptr_t head, uintptr_t needed)
+{
+    if (flightrec__settings()->mode != FLIGHTREC_MODE_DISCARD)
+        return 1;
+    struct flightrec_ring *ring = self_private.ring[which];
+    if (head + needed <= discard_limit(ring))
+        return 1;
+    count_dropped(ring, 1);
+    return 0;
+}
+
+static int sync_is_due(int which, uint64_t now, uintptr_t head)
+{
+    return now + ((uint64_t)head << writer_of(which)->shift) >=
+           sync_deadline(which);
+}
+
+/* One item through the slow path of writer @which, whose deadline is 0 now
+ * and is re-armed at the end. */
+static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
+{
+    struct flightrec__writer *w = writer_of(which);
+    uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
+
+    if (has_room(which, head, sync_is_due(which, now, head) ? 3 : 1)) {
+        /* Orders the previous head publication before these item stores,
+         * for readers validating a copy (free on x86). */
+        atomic_thread_fence(memory_order_release);
+        head = write_sync_if_due(which, now, head, time_word);
+        put(w, head, time_word, event, data);
+        atomic_store_explicit(&w->ring->head, head + 1, memory_order_release);
+    }
+    uint64_t deadline = rearm(which, now);
+    atomic_signal_fence(memory_order_seq_cst);
+    w->deadline = deadline;
+}
+
+static void count_too_deep(void)
+{
+    struct flightrec_ring *ring = self_private.ring[WRITER_SIGNAL];
+    atomic_fetch_add_explicit(&ring->nested_dropped, 1, memory_order_relaxed);
+}
+
+/* A signal handler interrupted a record of this thread: record into the
+ * signal ring with the hot path's protocol. */
+static void write_nested(uint32_t event, uintptr_t data)
+{
+    struct flightrec__writer *w = &flightrec__self.signal;
+    uint64_t deadline = w->deadline;
+    w->deadline = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (deadline == 0) {
+        count_too_deep();
+        return; /* the interrupted level restores its own deadline */
+    }
+    write_one(WRITER_SIGNAL, event, data, flightrec_counter());
+}
+
+/* Attaches the calling thread; returns 0, or -1 if the event is lost
+ * (a handler interrupted the attach itself, or memory ran out). */
+static int attach_self(void)
+{
+    if (self_private.attaching)
+        return -1;
+    self_private.attaching = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    int rc = flightrec__attach();
+    atomic_signal_fence(memory_order_seq_cst);
+    self_private.attaching = 0;
+    return rc;
+}
+
+void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                             uint64_t deadline)
+{
+    if (deadline == 0) {
+        if (self_private.attached) {
+            write_nested(event, data);
+            return;
+        }
+        if (attach_self() != 0)
+            return;
+        now = flightrec_counter();
+    }
+    write_one(WRITER_MAIN, event, data, now);
+}
+
+void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
+{
+    int which = WRITER_MAIN;
+
+    if (!atomic_load_explicit(&flightrec__running, memory_order_relaxed)) {
+        flightrec__self.main.deadline = ctx->deadline;
+        ctx->writer = NULL;
+        ctx->limit = 0;
+        ctx->deadline = 0;
+        return;
+    }
+    if (ctx->deadline == 0) {
+        if (self_private.attached) {
+            struct flightrec__writer *sw = &flightrec__self.signal;
+            ctx->deadline = sw->deadline;
+            sw->deadline = 0;
+            atomic_signal_fence(memory_order_seq_cst);
+            if (ctx->deadline == 0) {
+                ctx->writer = NULL;
+                ctx->limit = 0;
+                ctx->deadline = DEADLINE_TOO_DEEP;
+                return;
+            }
+            which = WRITER_SIGNAL;
+        } else if (attach_self() != 0) {
+            ctx->writer = NULL;
+            ctx->limit = 0;
+            return;
+        }
+        now = flightrec_counter();
+    }
+
+    struct flightrec__writer *w = writer_of(which);
+    uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    ctx->writer = w;
+    ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    atomic_thread_fence(memory_order_release);
+    if (sync_is_due(which, now, head) && has_room(which, head, 3))
+        head = write_sync_if_due(which, now, head, ctx->time_word);
+    ctx->head = head;
+    ctx->deadline = rearm(which, now);
+    /* Sync items (if any) are published with the record's first part. */
+    uintptr_t published =
+        atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    ctx->limit = published + FLIGHTREC_MAX_PENDING;
+    if (ctx->limit > w->limit)
+        ctx->limit = w->limit;
+}
+
+void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
+                         uintptr_t data)
+{
+    struct flightrec__writer *w = ctx->writer;
+    if (w == NULL) {
+        if (ctx->deadline == DEADLINE_TOO_DEEP)
+            count_too_deep();
+        return;
+    }
+    if (!flightrec_event_enabled(event))
+        return;
+
+    int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
+    uintptr_t published =
+        atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    if (ctx->head - published >= FLIGHTREC_MAX_PENDING) {
+        /* Publish the first part so a reader's red zone stays valid. */
+        atomic_store_explicit(&w->ring->head, ctx->head, memory_order_release);
+        published = ctx->head;
+        atomic_thread_fence(memory_order_release);
+    }
+    if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
+        w->limit = discard_limit(self_private.ring[which]);
+        if (ctx->head >= w->limit) {
+            count_dropped(self_private.ring[which], 1);
+            ctx->limit = ctx->head;
+            return;
+        }
+    }
+    put(w, ctx->head, ctx->time_word, event, data);
+    ctx->head++;
+    ctx->limit = published + FLIGHTREC_MAX_PENDING;
+    if (ctx->limit > w->limit)
+        ctx->limit = w->limit;
+}
+
+void flightrec_produce_2(uint32_t event0, uintptr_t data0, uint32_t event1,
+                         uintptr_t data1)
+{
+    struct flightrec_ctx ctx;
+    flightrec_prepare(&ctx);
+    flightrec_add(&ctx, event0, data0);
+    flightrec_add(&ctx, event1, data1);
+    flightrec_commit(&ctx);
+}
+
+void flightrec_produce_n(const struct flightrec_item_in *items, size_t n)
+{
+    struct flightrec_ctx ctx;
+    flightrec_prepare(&ctx);
+    for (size_t i = 0; i < n; i++)
+        flightrec_add(&ctx, items[i].event, items[i].data);
+    flightrec_commit(&ctx);
+}
+
+/* Registry hooks: the calling thread's rings. */
+void flightrec__self_bind(struct flightrec_ring *main_ring,
+                          struct flightrec_ring *signal_ring);
+void flightrec__self_unbind(void);
+struct flightrec_ring *flightrec__self_ring(void);
+
+void flightrec__self_bind(struct flightrec_ring *main_ring,
+                          struct flightrec_ring *signal_ring)
+{
+    flightrec__writer_bind(&flightrec__self.signal, signal_ring);
+    flightrec__writer_bind(&flightrec__self.main, main_ring);
+    self_private.attached = 1;
+}
+
+void flightrec__self_unbind(void)
+{
+    self_private.attached = 0;
+    flightrec__writer_unbind(&flightrec__self.main);
+    flightrec__writer_unbind(&flightrec__self.signal);
+    memset(self_private.ring, 0, sizeof(self_private.ring));
+}
+
+struct flightrec_ring *flightrec__self_ring(void)
+{
+    return self_private.attached ? self_private.ring[WRITER_MAIN] : NULL;
+}
+
+/* After fork() in the child: the next event writes a sync pair. */
+void flightrec__self_resync(void);
+void flightrec__self_resync(void)
+{
+    memset(self_private.sync, 0, sizeof(self_private.sync));
+    if (self_private.attached) {
+        flightrec__self.main.deadline = 1;
+        flightrec__self.signal.deadline = 1;
+    }
+}

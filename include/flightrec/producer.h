@@ -11,14 +11,14 @@
  * writing uptime sync items, discard-mode fullness, and records made by a
  * signal handler that interrupted a record of the same thread.
  *
- * One per-thread number steers all of these: the writer's deadline.  The fast
- * path runs while  counter + (head << shift) < deadline.  The slow path sets
- * the deadline so that it is reached when a sync item is due (2^21 ticks
- * since the last one, or a quarter ring later), when a discard-mode ring
- * could be full, or never-attached (deadline 0).  While a record is being
- * written the deadline is 0, so a signal handler that records in between
- * takes the slow path, which writes to the thread's signal ring instead of
- * corrupting the interrupted record.
+ * Two per-thread numbers steer all of these.  The fast path runs while
+ * counter < deadline and head < head_limit.  The slow path sets the
+ * deadline to the time a sync item is due (2^21 ticks after the last) and
+ * the head limit to where one is due by count (a quarter ring later) or
+ * where a discard-mode ring could be full; a thread without rings has
+ * deadline 0.  While a record is being written the deadline is 0, so a
+ * signal handler that records in between takes the slow path, which writes
+ * to the thread's signal ring instead of corrupting the interrupted record.
  */
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
@@ -46,11 +46,10 @@ struct flightrec__ring_head {
 /** A thread's writer state for one of its rings. Owned by the thread. */
 struct flightrec__writer {
     uint64_t deadline;                  /**< see the file comment */
+    uintptr_t head_limit;               /**< see the file comment */
     struct flightrec__ring_head *ring;
     struct flightrec_item *items;
     uintptr_t mask;                     /**< items - 1 */
-    uintptr_t limit;                    /**< add() goes slow at this head */
-    unsigned shift;                     /**< ticks per item, log2 */
 };
 
 struct flightrec__thread {
@@ -68,7 +67,7 @@ extern FLIGHTREC_API _Atomic int flightrec__running;
 
 /** Items a record may hold before add() publishes part of it; a reader
  * keeps this many items away from the head of an overwriting ring. */
-#define FLIGHTREC_MAX_PENDING 16u
+#define FLIGHTREC_MAX_PENDING 8u
 
 FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
@@ -103,8 +102,9 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     w->deadline = 0; /* a signal handler recording from here on goes slow */
     atomic_signal_fence(memory_order_seq_cst);
     uint64_t now = flightrec_counter();
-    uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
-    if (FLIGHTREC_UNLIKELY(now + ((uint64_t)head << w->shift) >= deadline)) {
+    struct flightrec__ring_head *ring = w->ring;
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(now >= deadline || head >= w->head_limit)) {
         flightrec__produce_slow(event, data, now, deadline);
         return;
     }
@@ -117,7 +117,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
                           memory_order_relaxed);
     atomic_store_explicit(&item->data, data, memory_order_relaxed);
     /* Release: a reader that sees the new head sees the item. */
-    atomic_store_explicit(&w->ring->head, head + 1, memory_order_release);
+    atomic_store_explicit(&ring->head, head + 1, memory_order_release);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }
@@ -156,11 +156,11 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
     ctx->head = head;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx->limit = head + FLIGHTREC_MAX_PENDING;
-    if (ctx->limit > w->limit)
-        ctx->limit = w->limit;
+    if (ctx->limit > w->head_limit)
+        ctx->limit = w->head_limit;
     atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
     if (FLIGHTREC_UNLIKELY(
-            now + ((uint64_t)head << w->shift) >= ctx->deadline ||
+            now >= ctx->deadline || head >= w->head_limit ||
             !atomic_load_explicit(&flightrec__running, memory_order_relaxed)))
         flightrec__prepare_slow(ctx, now);
 }

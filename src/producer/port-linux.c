@@ -65,6 +65,7 @@ const struct flightrec_timebase *flightrec__timebase(void)
     return &timebase;
 }
 
+#if !defined(FLIGHTREC_PORT_COUNTER) && (defined(__x86_64__) || defined(__i386__))
 /* Frequency of a counter that does not say it: measured against
  * CLOCK_MONOTONIC over at least 20 ms since start-up (waiting for the
  * rest, once).  The first stream fixes it for the process. */
@@ -85,6 +86,7 @@ static uint64_t measure_frequency(void)
     double span = (double)(now - monotonic_at_base);
     return (uint64_t)(ticks * 1e9 / span + 0.5);
 }
+#endif
 
 uint64_t flightrec_counter_frequency(void)
 {

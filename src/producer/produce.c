@@ -28,6 +28,7 @@ _Thread_local struct flightrec__thread flightrec__self = {
 struct writer_sync {
     uint64_t time;          /* counter at the last sync pair */
     uintptr_t head;         /* head after it */
+    int none_yet;           /* no pair since the ring was bound */
 };
 
 static _Thread_local struct {
@@ -37,8 +38,12 @@ static _Thread_local struct {
     struct writer_sync sync[2];
 } self_private;
 
-/* Marks a record that is dropped because nesting went too deep. */
+/* ctx->deadline of records that write nothing: nesting went too deep, or
+ * a discard-mode ring has no room for the sync pair the record needs.
+ * Each of their items is counted as dropped. */
 #define DEADLINE_TOO_DEEP UINT64_MAX
+#define DEADLINE_DROP_MAIN (UINT64_MAX - 1)
+#define DEADLINE_DROP_SIGNAL (UINT64_MAX - 2)
 
 enum { WRITER_MAIN = 0, WRITER_SIGNAL = 1 };
 
@@ -48,28 +53,19 @@ static struct flightrec__writer *writer_of(int which)
                                 : &flightrec__self.signal;
 }
 
-static unsigned shift_for(uintptr_t capacity)
-{
-    /* One item weighs 2^shift ticks, so that a quarter ring weighs
-     * FLIGHTREC_SYNC_TICKS: 2^21 / (capacity / 4) = 2^23 / capacity. */
-    unsigned log2_capacity = 0;
-    while (((uintptr_t)1 << log2_capacity) < capacity)
-        log2_capacity++;
-    return log2_capacity >= 23 ? 0u : 23u - log2_capacity;
-}
-
 void flightrec__writer_bind(struct flightrec__writer *w,
                             struct flightrec_ring *ring)
 {
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
     self_private.ring[which] = ring;
     self_private.sync[which].time = 0;
-    self_private.sync[which].head = 0;
+    self_private.sync[which].none_yet = 1;
+    self_private.sync[which].head =
+        atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
     w->ring = &ring->hot;
     w->items = ring->items;
     w->mask = ring->capacity - 1;
-    w->shift = shift_for(ring->capacity);
-    w->limit = UINTPTR_MAX;
+    w->head_limit = 0;
     /* The main writer is bound inside its own slow path, which re-arms it
      * at the end; until then a signal handler must see 0.  The signal
      * writer is armed at once (its first item writes a sync pair). */
@@ -79,10 +75,10 @@ void flightrec__writer_bind(struct flightrec__writer *w,
 void flightrec__writer_unbind(struct flightrec__writer *w)
 {
     w->deadline = 0;
+    w->head_limit = 0;
     w->ring = &unattached_head;
     w->items = NULL;
     w->mask = 0;
-    w->limit = 0;
 }
 
 /* Where, in discard mode, the owner must stop: the reader's tail (or this
@@ -94,35 +90,40 @@ static uintptr_t discard_limit(const struct flightrec_ring *ring)
     return (start > tail ? start : tail) + ring->capacity;
 }
 
-static uint64_t sync_deadline(int which)
+static int discard_mode(void)
 {
-    const struct flightrec__writer *w = writer_of(which);
-    const struct writer_sync *sync = &self_private.sync[which];
-    return sync->time + ((uint64_t)sync->head << w->shift) +
-           FLIGHTREC_SYNC_TICKS;
+    return flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD;
 }
 
-/* Computes the next deadline of a writer and refreshes its limit. */
-static uint64_t rearm(int which, uint64_t now)
+/* A sync pair is due 2^21 ticks, or a quarter ring, after the last one. */
+static int sync_is_due(int which, uint64_t now, uintptr_t head)
+{
+    const struct writer_sync *sync = &self_private.sync[which];
+    uintptr_t quarter = self_private.ring[which]->capacity / 4;
+    return sync->none_yet || now - sync->time >= FLIGHTREC_SYNC_TICKS ||
+           head - sync->head >= quarter;
+}
+
+/* The next deadline of a writer; also refreshes its head limit.  Position
+ * arithmetic is modular: where a limit would wrap past the head (32-bit
+ * heads after 2^32 items), the limit becomes the largest position. */
+static uint64_t rearm(int which, uintptr_t head)
 {
     struct flightrec__writer *w = writer_of(which);
     const struct flightrec_ring *ring = self_private.ring[which];
-    uint64_t deadline = sync_deadline(which);
-
-    if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
-        w->limit = discard_limit(ring);
-        uint64_t full = now + ((uint64_t)w->limit << w->shift);
-        if (full < deadline)
-            deadline = full;
-    } else {
-        w->limit = UINTPTR_MAX;
+    const struct writer_sync *sync = &self_private.sync[which];
+    uintptr_t limit = sync->head + ring->capacity / 4;
+    if (limit < head)
+        limit = UINTPTR_MAX;
+    if (discard_mode()) {
+        uintptr_t full = discard_limit(ring);
+        if (full >= head && full < limit)
+            limit = full;
     }
-#if UINTPTR_MAX == UINT32_MAX
-    /* The head wraps at 2^32: force a slow path (and a sync) before it. */
-    uint64_t wrap = now + ((uint64_t)UINT32_MAX << w->shift);
-    if (wrap < deadline)
-        deadline = wrap;
-#endif
+    w->head_limit = limit;
+    if (sync->none_yet)
+        return 1; /* the next event writes the first pair */
+    uint64_t deadline = sync->time + FLIGHTREC_SYNC_TICKS;
     return deadline == 0 ? 1 : deadline;
 }
 
@@ -148,34 +149,29 @@ static void count_dropped(struct flightrec_ring *ring, uintptr_t n)
 static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
                                    uint32_t time_word)
 {
-    struct flightrec__writer *w = writer_of(which);
-    if (now + ((uint64_t)head << w->shift) < sync_deadline(which))
+    if (!sync_is_due(which, now, head))
         return head;
+    struct flightrec__writer *w = writer_of(which);
     uint64_t uptime = now - flightrec__timebase()->base;
     put(w, head, time_word, FLIGHTREC_EV_UPTIME_LOW, (uint32_t)uptime);
     put(w, head + 1, time_word, FLIGHTREC_EV_UPTIME_HIGH,
         (uint32_t)(uptime >> 32));
     self_private.sync[which].time = now;
     self_private.sync[which].head = head + 2;
+    self_private.sync[which].none_yet = 0;
     return head + 2;
 }
 
 /* Room check for discard mode; counts the record as dropped if none. */
 static int has_room(int which, uintptr_t head, uintptr_t needed)
 {
-    if (flightrec__settings()->mode != FLIGHTREC_MODE_DISCARD)
+    if (!discard_mode())
         return 1;
     struct flightrec_ring *ring = self_private.ring[which];
-    if (head + needed <= discard_limit(ring))
+    if (discard_limit(ring) - head >= needed)
         return 1;
     count_dropped(ring, 1);
     return 0;
-}
-
-static int sync_is_due(int which, uint64_t now, uintptr_t head)
-{
-    return now + ((uint64_t)head << writer_of(which)->shift) >=
-           sync_deadline(which);
 }
 
 /* One item through the slow path of writer @which, whose deadline is 0 now
@@ -192,9 +188,9 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
         atomic_thread_fence(memory_order_release);
         head = write_sync_if_due(which, now, head, time_word);
         put(w, head, time_word, event, data);
-        atomic_store_explicit(&w->ring->head, head + 1, memory_order_release);
+        atomic_store_explicit(&w->ring->head, ++head, memory_order_release);
     }
-    uint64_t deadline = rearm(which, now);
+    uint64_t deadline = rearm(which, head);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }
@@ -244,6 +240,14 @@ void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
         }
         if (attach_self() != 0)
             return;
+        if (!flightrec_event_enabled(event)) {
+            /* Start-up configuration switched this event off. */
+            struct flightrec__writer *w = &flightrec__self.main;
+            w->deadline = rearm(
+                WRITER_MAIN,
+                atomic_load_explicit(&w->ring->head, memory_order_relaxed));
+            return;
+        }
         now = flightrec_counter();
     }
     write_one(WRITER_MAIN, event, data, now);
@@ -286,29 +290,44 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->writer = w;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     atomic_thread_fence(memory_order_release);
-    if (sync_is_due(which, now, head) && has_room(which, head, 3))
-        head = write_sync_if_due(which, now, head, ctx->time_word);
+    if (sync_is_due(which, now, head) && discard_mode() &&
+        discard_limit(self_private.ring[which]) - head < 3) {
+        /* Items without their due sync pair could not be timed. */
+        uint64_t deadline = rearm(which, head);
+        atomic_signal_fence(memory_order_seq_cst);
+        w->deadline = deadline;
+        ctx->writer = NULL;
+        ctx->limit = 0;
+        ctx->deadline =
+            which == WRITER_MAIN ? DEADLINE_DROP_MAIN : DEADLINE_DROP_SIGNAL;
+        return;
+    }
+    head = write_sync_if_due(which, now, head, ctx->time_word);
     ctx->head = head;
-    ctx->deadline = rearm(which, now);
+    ctx->deadline = rearm(which, head);
     /* Sync items (if any) are published with the record's first part. */
     uintptr_t published =
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
-    if (ctx->limit > w->limit)
-        ctx->limit = w->limit;
+    if (discard_mode() && w->head_limit < ctx->limit)
+        ctx->limit = w->head_limit;
 }
 
 void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
                          uintptr_t data)
 {
     struct flightrec__writer *w = ctx->writer;
+    if (!flightrec_event_enabled(event))
+        return;
     if (w == NULL) {
         if (ctx->deadline == DEADLINE_TOO_DEEP)
             count_too_deep();
+        else if (ctx->deadline == DEADLINE_DROP_MAIN)
+            count_dropped(self_private.ring[WRITER_MAIN], 1);
+        else if (ctx->deadline == DEADLINE_DROP_SIGNAL)
+            count_dropped(self_private.ring[WRITER_SIGNAL], 1);
         return;
     }
-    if (!flightrec_event_enabled(event))
-        return;
 
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
     uintptr_t published =
@@ -319,9 +338,10 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
         published = ctx->head;
         atomic_thread_fence(memory_order_release);
     }
-    if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
-        w->limit = discard_limit(self_private.ring[which]);
-        if (ctx->head >= w->limit) {
+    uintptr_t full = UINTPTR_MAX;
+    if (discard_mode()) {
+        full = discard_limit(self_private.ring[which]);
+        if (ctx->head >= full) {
             count_dropped(self_private.ring[which], 1);
             ctx->limit = ctx->head;
             return;
@@ -330,8 +350,8 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     put(w, ctx->head, ctx->time_word, event, data);
     ctx->head++;
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
-    if (ctx->limit > w->limit)
-        ctx->limit = w->limit;
+    if (full < ctx->limit)
+        ctx->limit = full;
 }
 
 void flightrec_produce_2(uint32_t event0, uintptr_t data0, uint32_t event1,
@@ -384,7 +404,8 @@ struct flightrec_ring *flightrec__self_ring(void)
 void flightrec__self_resync(void);
 void flightrec__self_resync(void)
 {
-    memset(self_private.sync, 0, sizeof(self_private.sync));
+    self_private.sync[WRITER_MAIN].none_yet = 1;
+    self_private.sync[WRITER_SIGNAL].none_yet = 1;
     if (self_private.attached) {
         flightrec__self.main.deadline = 1;
         flightrec__self.signal.deadline = 1;

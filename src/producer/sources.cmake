@@ -10,3 +10,15 @@ flightrec_library(NAME flightrec SOURCES
 )
 # POSIX and Linux interfaces (gettid, strnlen, pthread_atfork).
 target_compile_definitions(flightrec_objects PRIVATE _GNU_SOURCE)
+
+# The same runtime with the counter behind the port seam, driven by tests
+# (they define flightrec_port_counter()): exact, repeatable times.
+if(FLIGHTREC_BUILD_TESTS)
+  get_target_property(producer_sources flightrec_objects SOURCES)
+  add_library(flightrec_test_clock STATIC ${producer_sources})
+  target_include_directories(flightrec_test_clock PUBLIC
+    ${PROJECT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(flightrec_test_clock
+    PUBLIC FLIGHTREC_PORT_COUNTER PRIVATE _GNU_SOURCE)
+  target_link_libraries(flightrec_test_clock PUBLIC Threads::Threads)
+endif()

@@ -129,6 +129,7 @@ struct flightrec_ctx {
     uintptr_t limit;
     uint64_t deadline;
     uint32_t time_word;
+    uint32_t dropping;  /**< items are counted as dropped (slow path) */
 };
 
 FLIGHTREC_API void flightrec__prepare_slow(struct flightrec_ctx *ctx,
@@ -155,6 +156,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
     ctx->writer = w;
     ctx->head = head;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    ctx->dropping = 0;
     ctx->limit = head + FLIGHTREC_MAX_PENDING;
     if (ctx->limit > w->head_limit)
         ctx->limit = w->head_limit;

@@ -34,16 +34,14 @@ struct writer_sync {
 static _Thread_local struct {
     int attached;
     int attaching;
+    uintptr_t lost_attaching;   /* handler items while attaching */
     struct flightrec_ring *ring[2];       /* 0: main, 1: signal */
     struct writer_sync sync[2];
 } self_private;
 
-/* ctx->deadline of records that write nothing: nesting went too deep, or
- * a discard-mode ring has no room for the sync pair the record needs.
- * Each of their items is counted as dropped. */
+/* ctx->deadline of records without a writer because nesting went too
+ * deep; each of their items is counted as dropped. */
 #define DEADLINE_TOO_DEEP UINT64_MAX
-#define DEADLINE_DROP_MAIN (UINT64_MAX - 1)
-#define DEADLINE_DROP_SIGNAL (UINT64_MAX - 2)
 
 enum { WRITER_MAIN = 0, WRITER_SIGNAL = 1 };
 
@@ -220,13 +218,27 @@ static void write_nested(uint32_t event, uintptr_t data)
  * (a handler interrupted the attach itself, or memory ran out). */
 static int attach_self(void)
 {
-    if (self_private.attaching)
+    if (self_private.attaching) {
+        self_private.lost_attaching++;
         return -1;
+    }
     self_private.attaching = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    int rc = flightrec__attach();
+    int rc = 0;
+    if (!self_private.attached) /* unless a handler attached meanwhile */
+        rc = flightrec__attach();
+    /* Still inside the main writer's slow path: keep handlers away from it
+     * (a handler that attached has armed it). */
+    flightrec__self.main.deadline = 0;
     atomic_signal_fence(memory_order_seq_cst);
     self_private.attaching = 0;
+    if (rc == 0 && self_private.lost_attaching != 0) {
+        /* Handler items that came while attaching: dropped, counted. */
+        atomic_fetch_add_explicit(
+            &self_private.ring[WRITER_SIGNAL]->nested_dropped,
+            self_private.lost_attaching, memory_order_relaxed);
+        self_private.lost_attaching = 0;
+    }
     return rc;
 }
 
@@ -292,14 +304,12 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     atomic_thread_fence(memory_order_release);
     if (sync_is_due(which, now, head) && discard_mode() &&
         discard_limit(self_private.ring[which]) - head < 3) {
-        /* Items without their due sync pair could not be timed. */
-        uint64_t deadline = rearm(which, head);
-        atomic_signal_fence(memory_order_seq_cst);
-        w->deadline = deadline;
-        ctx->writer = NULL;
+        /* Items without their due sync pair could not be timed: count
+         * them as dropped, still with the deadline at 0 until commit. */
+        ctx->head = head;
+        ctx->deadline = rearm(which, head);
         ctx->limit = 0;
-        ctx->deadline =
-            which == WRITER_MAIN ? DEADLINE_DROP_MAIN : DEADLINE_DROP_SIGNAL;
+        ctx->dropping = 1;
         return;
     }
     head = write_sync_if_due(which, now, head, ctx->time_word);
@@ -322,14 +332,14 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     if (w == NULL) {
         if (ctx->deadline == DEADLINE_TOO_DEEP)
             count_too_deep();
-        else if (ctx->deadline == DEADLINE_DROP_MAIN)
-            count_dropped(self_private.ring[WRITER_MAIN], 1);
-        else if (ctx->deadline == DEADLINE_DROP_SIGNAL)
-            count_dropped(self_private.ring[WRITER_SIGNAL], 1);
         return;
     }
 
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
+    if (ctx->dropping) {
+        count_dropped(self_private.ring[which], 1);
+        return;
+    }
     uintptr_t published =
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     if (ctx->head - published >= FLIGHTREC_MAX_PENDING) {

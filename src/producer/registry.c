@@ -18,6 +18,7 @@
 #include "ring.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 static struct flightrec_ring *_Atomic registry_head;
@@ -226,6 +227,10 @@ static void on_thread_exit(void *arg)
     struct flightrec_ring *ring = flightrec__self_ring();
     if (ring == NULL)
         return;
+    /* No handler may record while the rings are handed back. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     char name[16];
     if (flightrec__port_thread_name(
             atomic_load_explicit(&ring->tid, memory_order_relaxed), name) == 0) {
@@ -239,6 +244,7 @@ static void on_thread_exit(void *arg)
     atomic_store_explicit(&ring->partner->state, RING_RETIRED,
                           memory_order_release);
     atomic_store_explicit(&ring->state, RING_RETIRED, memory_order_release);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void flightrec__registry_init(void);

@@ -2,9 +2,10 @@
 /*
  * Signals are the interrupts of user space: a handler that records while
  * it interrupts a record of the same thread must neither lose its items
- * nor corrupt the interrupted record.  Deterministic cases use raise(),
- * which delivers the signal before it returns; the random case has another
- * thread send signals at random moments while this one records.
+ * nor corrupt the interrupted record.  The deterministic cases call the
+ * handler functions at the exact point a signal would interrupt (raise()
+ * is not synchronous under sanitizers, which defer signals); the random
+ * case has another thread send real signals at random moments.
  */
 #include "producer-test.h"
 
@@ -33,15 +34,14 @@ static void record_one(int signo)
 
 TEST(handler_inside_record_goes_to_signal_ring)
 {
-    install(SIGUSR1, record_one);
     flightrec_produce(FLIGHTREC_USER(0), 0); /* attach outside the record */
     struct flightrec_ctx ctx;
     flightrec_prepare(&ctx);
     flightrec_add(&ctx, FLIGHTREC_USER(1), 1);
-    raise(SIGUSR1);
+    record_one(SIGUSR1); /* interrupts the record */
     flightrec_add(&ctx, FLIGHTREC_USER(1), 2);
     flightrec_commit(&ctx);
-    raise(SIGUSR1); /* outside a record: the thread's own ring */
+    record_one(SIGUSR1); /* outside a record: the thread's own ring */
 
     struct sp_stream s;
     capture(&s, 0);
@@ -61,12 +61,14 @@ TEST(handler_inside_record_goes_to_signal_ring)
     sp_free(&s);
 }
 
+static void record_deep(int signo);
+
 static void record_nested(int signo)
 {
     struct flightrec_ctx ctx;
     flightrec_prepare(&ctx);
     flightrec_add(&ctx, HANDLER_EVENT, (uintptr_t)signo);
-    raise(SIGUSR2);
+    record_deep(SIGUSR2); /* a second signal, inside this record */
     flightrec_add(&ctx, HANDLER_EVENT, (uintptr_t)signo + 1000);
     flightrec_commit(&ctx);
 }
@@ -79,12 +81,10 @@ static void record_deep(int signo)
 
 TEST(nesting_too_deep_is_counted)
 {
-    install(SIGUSR1, record_nested);
-    install(SIGUSR2, record_deep);
     struct flightrec_ctx ctx;
     flightrec_prepare(&ctx);
     flightrec_add(&ctx, FLIGHTREC_USER(1), 7);
-    raise(SIGUSR1);
+    record_nested(SIGUSR1);
     flightrec_commit(&ctx);
 
     struct sp_stream s;
@@ -103,7 +103,7 @@ TEST(nesting_too_deep_is_counted)
 /* Random signals: the recording thread writes records of 1, 2 and 3 items
  * carrying a sequence number; handlers write their own sequence. */
 static volatile sig_atomic_t handler_seq;
-static volatile sig_atomic_t stop_sending;
+static _Atomic int stop_sending;
 
 static void record_seq(int signo)
 {

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Builds flightrec and runs every test (installing missing Debian packages).
+#   ./run-tests.sh         gcc build with -Werror, all tests
+#   ./run-tests.sh --all   also clang, ASan+UBSan, TSan and a short fuzzing
+#                          run (what CI runs)
+set -eu
+cd "$(dirname "$0")"
+all=0
+[ "${1:-}" = "--all" ] && all=1
+if [ $all -eq 1 ]; then
+    scripts/install-deps.sh all
+else
+    scripts/install-deps.sh test
+fi
+
+# build_and_test DIR [cmake options...]
+build_and_test() {
+    dir=$1
+    shift
+    echo "=== $dir: $*"
+    cmake -S . -B "$dir" -DFLIGHTREC_WERROR=ON "$@" >/dev/null
+    cmake --build "$dir" -j2
+    ctest --test-dir "$dir" --output-on-failure -j2
+}
+
+build_and_test build/test-gcc -DCMAKE_C_COMPILER=gcc
+if [ $all -eq 1 ]; then
+    echo "=== install: pkg-config and find_package from an installed tree"
+    tests/install/check-install.sh build/test-gcc
+    echo "=== fuzz: short libFuzzer run of the decoder"
+    cmake -S . -B build/fuzz -DCMAKE_C_COMPILER=clang \
+        -DFLIGHTREC_BUILD_FUZZ=ON -DFLIGHTREC_WERROR=ON >/dev/null
+    fuzz/run-short.sh build/fuzz 60
+    build_and_test build/test-clang -DCMAKE_C_COMPILER=clang
+    build_and_test build/test-asan -DCMAKE_C_COMPILER=clang \
+        -DFLIGHTREC_SANITIZE=address,undefined
+    build_and_test build/test-tsan -DCMAKE_C_COMPILER=clang \
+        -DFLIGHTREC_SANITIZE=thread
+fi

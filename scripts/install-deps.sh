@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Installs the Debian packages flightrec needs that are missing.
+#   scripts/install-deps.sh build     compiler and cmake (the demo)
+#   scripts/install-deps.sh test      + the readers the tests run
+#                                       (babeltrace2, protoc, python3)
+#   scripts/install-deps.sh all       + clang runtimes for the sanitizer
+#                                       and fuzzing builds
+set -eu
+packages="cmake gcc make pkg-config"
+case "${1:-build}" in
+build) ;;
+test) packages="$packages babeltrace2 protobuf-compiler python3" ;;
+all) packages="$packages babeltrace2 protobuf-compiler python3 clang libclang-rt-14-dev valgrind" ;;
+*) echo "usage: $0 build|test|all" >&2; exit 2 ;;
+esac
+missing=""
+for package in $packages; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+        grep -q "install ok installed" || missing="$missing $package"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+else
+    sudo="sudo"
+fi
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null

@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Installs a build into a scratch prefix and builds two small programs
+# against it: one with pkg-config, one with find_package(flightrec).  Both
+# record an event, dump it and decode it back.
+#   tests/install/check-install.sh BUILD_DIR
+set -eu
+build=$1
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/$(gcc -print-multiarch)/pkgconfig"
+# shellcheck disable=SC2046
+cc -std=c11 -o "$prefix/with-pkg-config" "$here/consumer/main.c" \
+    $(pkg-config --cflags flightrec flightrec-client) \
+    $(pkg-config --libs --static flightrec flightrec-client) \
+    -Wl,-rpath,"$prefix/lib" -Wl,-rpath,"$prefix/lib/$(gcc -print-multiarch)"
+"$prefix/with-pkg-config"
+cmake -S "$here/consumer" -B "$prefix/consumer-build" \
+    -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/consumer-build" >/dev/null
+"$prefix/consumer-build/with-find-package"
+[ -f "$prefix/share/man/man1/flightrec.1" ] || { echo "man page not installed" >&2; exit 1; }
+[ -x "$prefix/bin/flightrec" ] || { echo "flightrec not installed" >&2; exit 1; }
+echo "install check: pkg-config and find_package(flightrec) work"

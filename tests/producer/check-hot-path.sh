@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The inline recording paths contain no lock-prefixed (atomic
+# read-modify-write) instruction, no system call and no call other than to
+# the out-of-line slow paths.
+#   check-hot-path.sh PROBE_BINARY
+set -eu
+status=0
+for fn in probe_produce probe_record; do
+    code=$(objdump -d --no-show-raw-insn "$1" |
+        awk -v f="<$fn>:" '$2 == f { on = 1; next } on && /^$/ { exit } on')
+    if [ -z "$code" ]; then
+        echo "$fn: not found in $1" >&2
+        exit 1
+    fi
+    if echo "$code" | grep -Eq '(^|[[:space:]])(lock|xchg|syscall)([[:space:]]|$)'; then
+        echo "$fn: atomic read-modify-write or system call:" >&2
+        echo "$code" | grep -E '(lock|xchg|syscall)' >&2
+        status=1
+    fi
+    calls=$(echo "$code" | grep -E '(call|jmp)[[:space:]]+[0-9a-f]+ <' |
+        grep -Ev '<(flightrec__(produce|prepare|add)_slow|probe_[a-z]+)(\+0x[0-9a-f]+)?>' || true)
+    if [ -n "$calls" ]; then
+        echo "$fn: calls other than the slow paths:" >&2
+        echo "$calls" >&2
+        status=1
+    fi
+    echo "$fn: $(echo "$code" | wc -l) instructions, no lock prefix, no syscall"
+done
+exit $status

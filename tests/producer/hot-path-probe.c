@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The hot paths, each in a function of its own, for check-hot-path.sh to
+ * read their machine code. */
+#include <flightrec.h>
+
+void probe_produce(uintptr_t data);
+void probe_record(uintptr_t data);
+
+__attribute__((noinline)) void probe_produce(uintptr_t data)
+{
+    flightrec_produce(FLIGHTREC_USER(1), data);
+}
+
+__attribute__((noinline)) void probe_record(uintptr_t data)
+{
+    struct flightrec_ctx ctx;
+    flightrec_prepare(&ctx);
+    flightrec_add(&ctx, FLIGHTREC_USER(2), data);
+    flightrec_add(&ctx, FLIGHTREC_USER(3), data + 1);
+    flightrec_commit(&ctx);
+}
+
+int main(void)
+{
+    probe_produce(1);
+    probe_record(2);
+    return 0;
+}

@@ -151,7 +151,7 @@ struct flightrec_client {
     char message[160];
 
     /* Header facts. */
-    uint32_t freq_low;
+    uint64_t freq_low;       /* FREQUENCY data (full on 64-bit formats) */
     uint32_t freq_high;
     int freq_locked;        /* a timed item used it; later changes ignored */
     uint64_t freq;

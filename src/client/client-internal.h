@@ -100,7 +100,7 @@ struct frc_ring {
     int in_header;         /* between PROCESSOR and the first ring item */
     int has_position;
     uint32_t position;     /* RING_POSITION of the current chunk */
-    uint32_t chunk_items;
+    uint64_t chunk_seq;    /* seq at the chunk's first ring item */
     int has_end;
     uint32_t end;          /* position after the previous chunk */
     uint64_t chunk_overflow;
@@ -205,6 +205,7 @@ struct flightrec_client {
     int has_released;
 
     struct flightrec_record rec; /* filled per delivery */
+    struct frc_ring *rec_ring;   /* rec holds this ring's fast fields */
 };
 
 /* client.c */

@@ -45,6 +45,7 @@ int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
 {
     struct flightrec_record *out = &c->rec;
 
+    c->rec_ring = NULL;
     out->type = rec->type;
     out->flags = rec->flags;
     out->time_ns = rec->time;

@@ -131,7 +131,7 @@ static int settle(struct flightrec_client *c, struct frc_ring *r,
         rc = loss(c, r, FLIGHTREC_LOSS_DISCARD, r->chunk_discard, offset);
     r->chunk_overflow = 0;
     r->chunk_discard = 0;
-    r->chunk_items = 0;
+    r->chunk_seq = r->seq;
     frc_refresh_fast(c, r);
     return rc;
 }
@@ -147,9 +147,9 @@ static int close_chunk(struct flightrec_client *c, struct frc_ring *r,
     if (r->in_header)
         rc = settle(c, r, offset);
     r->has_end = r->has_position;
-    r->end = r->position + r->chunk_items;
+    r->end = r->position + (uint32_t)(r->seq - r->chunk_seq);
     r->has_position = 0;
-    r->chunk_items = 0;
+    r->chunk_seq = r->seq;
     return rc;
 }
 
@@ -314,7 +314,7 @@ static int processor(struct flightrec_client *c, uint64_t id, uint64_t offset)
     c->cur = r;
     r->in_header = 1;
     r->has_position = 0;
-    r->chunk_items = 0;
+    r->chunk_seq = r->seq;
     r->has_v1_tail = 0;
     r->fast = 0;
     return 0;
@@ -337,7 +337,6 @@ static int ring_item(struct flightrec_client *c, uint32_t action,
             return rc;
     }
     r->seq++;
-    r->chunk_items++;
     switch (action) {
     case A_UP_LOW:
         r->low_value = (uint32_t)data;
@@ -512,6 +511,8 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
     uint32_t action;
     int rc;
 
+    /* The item's number: name sequences must be consecutive items. */
+    c->item_no = (offset - 8) / c->item_size;
     if (c->info.kind == FLIGHTREC_STREAM_UNKNOWN) {
         if (event != FLIGHTREC_EV_VERSION)
             rc = frc_fail(c, FLIGHTREC_ESTREAM, offset,
@@ -519,7 +520,6 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
                           (unsigned)event);
         else
             rc = set_version(c, data, offset);
-        c->item_no++;
         return rc;
     }
     action = c->cls[event];
@@ -534,7 +534,6 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
         rc = meta_item(c, action, data, offset);
         break;
     }
-    c->item_no++;
     return rc;
 }
 
@@ -593,7 +592,6 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                 r->floor = r->ns;
                 r->has_floor = 1;
                 r->seq++;
-                r->chunk_items++;
                 r->info.events++;
                 r->info.last_ns = r->ns;
                 if (FLIGHTREC_UNLIKELY(!r->has_first)) {
@@ -601,17 +599,20 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                     r->info.first_ns = r->ns;
                 }
                 c->totals.events++;
-                c->item_no++;
-                out->type = FLIGHTREC_RECORD_EVENT;
-                out->flags = 0;
+                if (FLIGHTREC_UNLIKELY(c->rec_ring != r)) {
+                    /* The fields that stay the same from item to item. */
+                    out->type = FLIGHTREC_RECORD_EVENT;
+                    out->flags = 0;
+                    out->ring = r->info.id;
+                    out->loss_kind = 0;
+                    out->loss_count = 0;
+                    out->ring_info = &r->info;
+                    c->rec_ring = r;
+                }
                 out->time_ns = r->ns;
-                out->ring = r->info.id;
                 out->event = event;
                 out->data = data;
-                out->loss_kind = 0;
-                out->loss_count = 0;
                 out->offset = offset + (uint64_t)(p - start);
-                out->ring_info = &r->info;
                 if (FLIGHTREC_UNLIKELY(fn(out, arg) != 0)) {
                     frc_fail(c, FLIGHTREC_ECALLBACK, out->offset,
                              "stopped by callback");
@@ -847,7 +848,9 @@ void flightrec_client_totals(const flightrec_client *c,
     }
     *out = c->totals;
     out->bytes = c->consumed;
-    out->items = c->item_no;
+    out->items = c->header_done
+                     ? (c->consumed - c->part_len - 8) / c->item_size
+                     : 0;
     out->rings = (uint32_t)c->ring_count;
 }
 

@@ -129,6 +129,11 @@ struct frc_thread {
     char name[FRC_NAME_MAX];
 };
 
+struct frc_heap_entry {
+    uint64_t key;          /* time of the ring's first queued record */
+    struct frc_ring *ring;
+};
+
 struct flightrec_client {
     struct flightrec_client_options opt;
     struct flightrec_stream_info info;
@@ -197,7 +202,7 @@ struct flightrec_client {
     struct frc_map thread_map;
 
     /* Merge. */
-    struct frc_ring **heap;
+    struct frc_heap_entry *heap;
     size_t heap_len;
     size_t heap_cap;
     uint64_t max_time;        /* latest time decoded */

@@ -89,64 +89,70 @@ static uint64_t key(const struct frc_ring *r)
     return r->ready.buf[r->ready.head].time;
 }
 
-static int less(const struct frc_ring *a, const struct frc_ring *b)
+/* Heap entries carry their key, so sifting touches only the heap array. */
+static int less(const struct frc_heap_entry *a, const struct frc_heap_entry *b)
 {
-    uint64_t ka = key(a), kb = key(b);
-    return ka < kb || (ka == kb && a->index < b->index);
+    return a->key < b->key || (a->key == b->key && a->ring->index <
+                                                       b->ring->index);
 }
 
-static void put(struct flightrec_client *c, size_t i, struct frc_ring *r)
+static void put(struct flightrec_client *c, size_t i,
+                struct frc_heap_entry e)
 {
-    c->heap[i] = r;
-    r->heap_pos = i;
+    c->heap[i] = e;
+    e.ring->heap_pos = i;
 }
 
 static void sift_up(struct flightrec_client *c, size_t i)
 {
-    struct frc_ring *r = c->heap[i];
+    struct frc_heap_entry e = c->heap[i];
 
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!less(r, c->heap[p]))
+        if (!less(&e, &c->heap[p]))
             break;
         put(c, i, c->heap[p]);
         i = p;
     }
-    put(c, i, r);
+    put(c, i, e);
 }
 
 static void sift_down(struct flightrec_client *c, size_t i)
 {
-    struct frc_ring *r = c->heap[i];
+    struct frc_heap_entry e = c->heap[i];
 
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        const struct frc_ring *best = r;
-        if (l < c->heap_len && less(c->heap[l], best)) {
+        const struct frc_heap_entry *best = &e;
+        if (l < c->heap_len && less(&c->heap[l], best)) {
             m = l;
-            best = c->heap[l];
+            best = &c->heap[l];
         }
-        if (l + 1 < c->heap_len && less(c->heap[l + 1], best))
+        if (l + 1 < c->heap_len && less(&c->heap[l + 1], best))
             m = l + 1;
         if (m == i)
             break;
         put(c, i, c->heap[m]);
         i = m;
     }
-    put(c, i, r);
+    put(c, i, e);
 }
 
 static int heap_insert(struct flightrec_client *c, struct frc_ring *r)
 {
+    struct frc_heap_entry e;
+
     if (c->heap_len == c->heap_cap) {
         size_t cap = c->heap_cap ? c->heap_cap * 2 : 16;
-        struct frc_ring **h = realloc(c->heap, cap * sizeof(*h));
+        struct frc_heap_entry *h = realloc(c->heap, cap * sizeof(*h));
         if (h == NULL)
             return -1;
         c->heap = h;
         c->heap_cap = cap;
     }
-    put(c, c->heap_len++, r);
+    e.key = key(r);
+    e.ring = r;
+    put(c, c->heap_len++, e);
     sift_up(c, r->heap_pos);
     return 0;
 }
@@ -154,7 +160,7 @@ static int heap_insert(struct flightrec_client *c, struct frc_ring *r)
 /* Delivers the earliest queued record. */
 static int pop(struct flightrec_client *c)
 {
-    struct frc_ring *r = c->heap[0];
+    struct frc_ring *r = c->heap[0].ring;
     struct frc_queue *q = &r->ready;
     struct frc_rec rec = q->buf[q->head];
 
@@ -168,6 +174,7 @@ static int pop(struct flightrec_client *c)
             sift_down(c, 0);
         }
     } else {
+        c->heap[0].key = key(r);
         sift_down(c, 0);
     }
     if (!c->has_released || rec.time > c->released)
@@ -196,7 +203,7 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
         return frc_fail(c, FLIGHTREC_ENOMEM, rec->offset, "out of memory");
     if (w == 0 || c->max_time < w)
         return 0;
-    while (c->heap_len != 0 && key(c->heap[0]) <= c->max_time - w) {
+    while (c->heap_len != 0 && c->heap[0].key <= c->max_time - w) {
         int rc = pop(c);
         if (rc != 0)
             return rc;

@@ -124,8 +124,9 @@ void frc_set_divisor(struct flightrec_client *c, uint64_t d)
 
 void frc_refresh_fast(const struct flightrec_client *c, struct frc_ring *r)
 {
-    r->fast = r->synced && r->held.len == 0 && !c->opt.merge &&
-              !r->in_header && (!r->has_floor || r->ns >= r->floor);
+    (void)c;
+    r->fast = r->synced && r->held.len == 0 && !r->in_header &&
+              (!r->has_floor || r->ns >= r->floor);
 }
 
 /* Continuity is lost (overflow, missing chunks, rewind): hold items back

@@ -592,6 +592,21 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                 r->floor = r->ns;
                 r->has_floor = 1;
                 r->seq++;
+                if (c->opt.merge) {
+                    /* Timed in place; the merge decides when it goes. */
+                    struct frc_rec rec;
+                    rec.time = r->ns;
+                    rec.data = data;
+                    rec.offset = offset + (uint64_t)(p - start);
+                    rec.event = event;
+                    rec.field = field;
+                    rec.type = FLIGHTREC_RECORD_EVENT;
+                    rec.flags = 0;
+                    if (frc_emit(c, r, &rec) != 0)
+                        return (size_t)(p - start);
+                    p += size;
+                    continue;
+                }
                 r->info.events++;
                 r->info.last_ns = r->ns;
                 if (FLIGHTREC_UNLIKELY(!r->has_first)) {

@@ -8,6 +8,22 @@
  * byte order never matters; the compiler turns the shifts into plain
  * (byte-swapping) loads.  A whole item in the caller's buffer is decoded in
  * place; only an item split across two feeds is copied.
+ *
+ * Choices this decoder makes where the format leaves room:
+ *  - Metadata items (ids 0..16, flightrec's 342..350, UPTIME_LOW/HIGH, v1
+ *    framing) are consumed, not delivered; every other item is an EVENT.
+ *  - A LOSS record sits in its ring's sequence where the loss was found and
+ *    takes the time of the ring's next timed item; with none (end of
+ *    stream) the ring's previous time, or UNTIMED if it never had one.
+ *  - Overflow and missing chunks break the ring's time chain (items wait
+ *    for the next sync); discards do not (the ring's items stay
+ *    consecutive).  A rewind breaks it and restarts the monotonic floor.
+ *  - RTEMS v1: a chunk's HEAD - TAIL items were produced; a COUNT-item ring
+ *    hands out at most COUNT - 1, the rest are overflow; a TAIL that is not
+ *    the previous HEAD of that ring means missing chunks.
+ *  - Limits: ring ids < 2^24, 2^22 held items per ring and 2^24 in all,
+ *    PER_CPU_COUNT 1..2^30, frequency <= 2^44 Hz, names 63 bytes.
+ *  - record->ring_info is the ring's live description at delivery.
  */
 #include "client-internal.h"
 

@@ -11,6 +11,7 @@
 
 /* Internal helpers of the library, tested directly. */
 uint64_t frc_muldiv_portable(uint64_t a, uint64_t b, uint64_t d);
+uint64_t frc_mulhi(uint64_t a, uint64_t b);
 
 #define NS UINT64_C(1000000000)
 #define MASK22 ((1u << 22) - 1)
@@ -75,6 +76,12 @@ TEST(ticks_to_ns)
         uint64_t t = x >> (i % 64);
         CHECK_EQ_U(flightrec_ticks_to_ns(t, fr),
                    frc_muldiv_portable(t, NS, fr));
+#ifdef __SIZEOF_INT128__
+        /* the 64-bit fallback of the high product half */
+        CHECK_EQ_U(frc_mulhi(x, t * 0x9e3779b97f4a7c15u),
+                   (uint64_t)(((unsigned __int128)x *
+                               (t * 0x9e3779b97f4a7c15u)) >> 64));
+#endif
     }
 }
 

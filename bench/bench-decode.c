@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Decoder throughput.  Builds a stream in memory the way a producer writes
+ * one (8 rings drained in chunks, an uptime pair every quarter ring, a few
+ * hundred ticks between items of a 3 GHz counter) and decodes it unmerged
+ * and merged, best of N runs, next to a baseline pass that only reads the
+ * same bytes (sum of 64-bit words), so figures compare across machines.
+ *
+ * Usage: bench-decode [MILLION_ITEMS [RUNS [FORMAT]]]  (defaults 50 3 le32)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <flightrec/client.h>
+
+#define RINGS 8
+#define CHUNK 4096       /* items per chunk (a quarter of a 16 Ki ring) */
+#define PIECE (1u << 20) /* bytes per feed */
+
+struct buf {
+    unsigned char *p;
+    size_t len;
+    int be;
+    size_t data_bytes;
+};
+
+static void put(struct buf *b, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        b->p[b->len++] = (unsigned char)(v >> (b->be ? (n - 1 - i) * 8
+                                                      : i * 8));
+}
+
+static void item(struct buf *b, uint32_t t, uint32_t ev, uint64_t data)
+{
+    put(b, FLIGHTREC_TIME_EVENT(t & FLIGHTREC_TIME_MASK, ev), 4);
+    put(b, data, b->data_bytes);
+}
+
+static size_t build(struct buf *b, uint32_t format, size_t items)
+{
+    uint64_t ticks[RINGS] = {0}, seed = 1;
+    uint32_t pos[RINGS] = {0};
+    size_t n = 0;
+
+    b->be = format == FLIGHTREC_FORMAT_BE_32 ||
+            format == FLIGHTREC_FORMAT_BE_64;
+    b->data_bytes = FLIGHTREC_ITEM_SIZE(format) - 4;
+    b->p = malloc((items + items / 64 + 64) * FLIGHTREC_ITEM_SIZE(format));
+    if (b->p == NULL)
+        return 0;
+    b->len = 0;
+    put(b, format, 4);
+    put(b, FLIGHTREC_MAGIC, 4);
+    item(b, 0, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
+    item(b, 0, FLIGHTREC_EV_RING_COUNT, RINGS);
+    item(b, 0, FLIGHTREC_EV_PER_CPU_COUNT, 4 * CHUNK);
+    item(b, 0, FLIGHTREC_EV_FREQUENCY, 3000000000u);
+    for (int r = 0; r < RINGS; r++)
+        ticks[r] = 1000 + (uint64_t)r * 7;
+    while (n < items) {
+        for (uint32_t r = 0; r < RINGS && n < items; r++) {
+            item(b, 0, FLIGHTREC_EV_PROCESSOR, r);
+            item(b, 0, FLIGHTREC_EV_THREAD_ID, 1000 + r);
+            item(b, 0, FLIGHTREC_EV_RING_CONTEXT, 0);
+            item(b, 0, FLIGHTREC_EV_RING_POSITION, pos[r]);
+            item(b, (uint32_t)ticks[r], FLIGHTREC_EV_UPTIME_LOW,
+                 (uint32_t)ticks[r]);
+            item(b, (uint32_t)ticks[r], FLIGHTREC_EV_UPTIME_HIGH,
+                 (uint32_t)(ticks[r] >> 32));
+            pos[r] += 2;
+            for (int i = 0; i < CHUNK - 2 && n < items; i++, n++) {
+                seed = seed * 6364136223846793005u + 1442695040888963407u;
+                ticks[r] += 50 + (seed >> 57);
+                item(b, (uint32_t)ticks[r], FLIGHTREC_USER(seed >> 60),
+                     seed >> 20);
+                pos[r]++;
+            }
+        }
+    }
+    return n;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct count {
+    uint64_t n;
+    uint64_t sum;
+};
+
+static int on_record(const struct flightrec_record *r, void *arg)
+{
+    struct count *c = arg;
+    c->n++;
+    c->sum += r->time_ns;
+    return 0;
+}
+
+static double decode(const struct buf *b, int merge, uint64_t window,
+                     uint64_t *records)
+{
+    struct count cnt = {0, 0};
+    struct flightrec_client_options o = {.on_record = on_record,
+                                         .arg = &cnt,
+                                         .merge = merge,
+                                         .merge_window_ns = window};
+    flightrec_client *c;
+    double t0 = now();
+
+    if (flightrec_client_create(&c, &o) != 0)
+        exit(1);
+    for (size_t at = 0; at < b->len; at += PIECE) {
+        size_t k = b->len - at < PIECE ? b->len - at : PIECE;
+        if (flightrec_client_feed(c, b->p + at, k) != 0)
+            break;
+    }
+    if (flightrec_client_finish(c) != 0) {
+        fprintf(stderr, "decode failed: %s\n", flightrec_client_message(c));
+        exit(1);
+    }
+    flightrec_client_destroy(c);
+    *records = cnt.n;
+    return now() - t0;
+}
+
+static volatile uint64_t sink;
+
+static double baseline(const struct buf *b)
+{
+    double t0 = now();
+    uint64_t s = 0;
+
+    for (size_t i = 0; i + 8 <= b->len; i += 8) {
+        uint64_t w;
+        memcpy(&w, b->p + i, 8);
+        s += w;
+    }
+    sink = s;
+    return now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t millions = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 50;
+    int runs = argc > 2 ? atoi(argv[2]) : 3;
+    const char *fmt = argc > 3 ? argv[3] : "le32";
+    uint32_t format = strcmp(fmt, "le64") == 0   ? FLIGHTREC_FORMAT_LE_64
+                      : strcmp(fmt, "be32") == 0 ? FLIGHTREC_FORMAT_BE_32
+                      : strcmp(fmt, "be64") == 0 ? FLIGHTREC_FORMAT_BE_64
+                                                 : FLIGHTREC_FORMAT_LE_32;
+    struct buf b;
+    size_t items = build(&b, format, millions * 1000000u);
+    double best[4] = {1e9, 1e9, 1e9, 1e9};
+    uint64_t recs[4] = {0};
+    static const char *names[4] = {"baseline (sum of words)",
+                                   "decode, unmerged",
+                                   "decode, merged (window 1 ms)",
+                                   "decode, merged (window 0)"};
+
+    if (items == 0 || runs < 1)
+        return 1;
+    printf("stream: %s, %zu events, %zu bytes, %d rings, best of %d\n", fmt,
+           items, b.len, RINGS, runs);
+    for (int r = 0; r < runs; r++) {
+        double t = baseline(&b);
+        if (t < best[0])
+            best[0] = t;
+        t = decode(&b, 0, 0, &recs[1]);
+        if (t < best[1])
+            best[1] = t;
+        t = decode(&b, 1, 1000000, &recs[2]);
+        if (t < best[2])
+            best[2] = t;
+        if (items <= 20000000u) { /* window 0 holds every record */
+            t = decode(&b, 1, 0, &recs[3]);
+            if (t < best[3])
+                best[3] = t;
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        if (best[i] >= 1e9)
+            continue;
+        if (i > 0 && recs[i] != items) {
+            fprintf(stderr, "%s: %llu records, want %zu\n", names[i],
+                    (unsigned long long)recs[i], items);
+            return 1;
+        }
+        printf("%-30s %8.1f M items/s  %6.3f s  %5.2fx baseline time\n",
+               names[i], (double)items / best[i] / 1e6, best[i],
+               best[i] / best[0]);
+    }
+    free(b.p);
+    return 0;
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Short fuzzing run for CI: fuzz/run-short.sh BUILD_DIR SECONDS
+# BUILD_DIR must be configured with CC=clang -DFLIGHTREC_BUILD_FUZZ=ON.
+set -eu
+build=${1:?usage: run-short.sh BUILD_DIR SECONDS}
+secs=${2:-60}
+here=$(cd "$(dirname "$0")" && pwd)
+cmake --build "$build" --target fuzz-client -j2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$here"/corpus/* "$work"/
+# New crashers land in the build dir as crash-*; copy them into
+# fuzz/corpus to keep them as regression inputs.
+"$build"/fuzz/fuzz-client -max_total_time="$secs" -max_len=4096 \
+    -rss_limit_mb=2048 -artifact_prefix="$build"/ "$work"

@@ -79,7 +79,8 @@ static int grow_slots(struct stats_ctx *s)
 
 static struct thread_stat *find_thread(struct stats_ctx *s, int64_t tid)
 {
-    if (s->thread_count * 2 >= s->slot_mask + 1 && grow_slots(s) != 0)
+    if ((s->slots == NULL || s->thread_count * 2 >= s->slot_mask + 1) &&
+        grow_slots(s) != 0)
         return NULL;
     size_t i = hash_tid(tid) & s->slot_mask;
     while (s->slots[i] >= 0) {

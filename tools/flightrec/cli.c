@@ -448,15 +448,21 @@ char *cli_fmt_ns9(char *p, uint32_t v)
 char *cli_fmt_hex(char *p, uint64_t v)
 {
     static const char hex[16] = "0123456789abcdef";
-    int n = 1;
+    int n;
 
+#if defined(__GNUC__) || defined(__clang__)
+    n = (67 - __builtin_clzll(v | 1)) / 4;
+#else
+    n = 1;
     while (n < 16 && (v >> (4 * n)) != 0)
         n++;
+#endif
     p[0] = '0';
     p[1] = 'x';
-    for (int i = 0; i < n; i++)
-        p[2 + i] = hex[(v >> (4 * (n - 1 - i))) & 0xf];
-    return p + 2 + n;
+    char *q = p + 2 + n;
+    for (char *d = q; d > p + 2; v >>= 4)
+        *--d = hex[v & 0xf];
+    return q;
 }
 
 char *cli_fmt_seconds(char *p, uint64_t ns)

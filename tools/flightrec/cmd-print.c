@@ -44,9 +44,25 @@ static const char csv_header[] =
  * buffer reservation). */
 #define NAME_MAX_PRINT 4096u
 
+/* An event name as last returned by the client; short names also padded
+ * in place so that they are copied with one fixed-size memcpy. */
 struct name_cache {
     const char *ptr;
     uint32_t len;
+    char pad[64];
+};
+
+/* Per ring: the text "[RING] TID NAME " as last formatted, valid while the
+ * ring's owner is the same. */
+#define PREFIX_MAX 128
+#define RING_SLOTS 64
+struct ring_cache {
+    const struct flightrec_ring_info *ri;
+    int64_t tid;
+    uint32_t ring;
+    uint32_t len;
+    char name[64];
+    char text[PREFIX_MAX];
 };
 
 struct print_ctx {
@@ -64,6 +80,7 @@ struct print_ctx {
     struct cli_event_filter events;
     struct cli_thread_filter threads;
     struct name_cache names[FLIGHTREC_EVENT_COUNT];
+    struct ring_cache rings[RING_SLOTS];
 };
 
 static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
@@ -75,6 +92,9 @@ static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
         size_t len = strlen(n);
         nc->ptr = n;
         nc->len = (uint32_t)(len < NAME_MAX_PRINT ? len : NAME_MAX_PRINT);
+        memset(nc->pad, 0, sizeof nc->pad);
+        if (len < sizeof nc->pad)
+            memcpy(nc->pad, n, len);
     }
     return nc;
 }
@@ -127,13 +147,68 @@ static char *fmt_flags_csv(char *q, uint32_t flags)
     return q;
 }
 
-static void write_text(struct print_ctx *p, const struct flightrec_record *r,
-                       const struct flightrec_ring_info *ri, size_t tlen)
+static int same_name(const char *a, const char *b)
 {
-    struct name_cache *ev = NULL;
-    size_t need = 160 + tlen;
+    uint64_t x[8], y[8], d = 0;
 
-    if (r->type == FLIGHTREC_RECORD_EVENT) {
+    memcpy(x, a, 64);
+    memcpy(y, b, 64);
+    for (int i = 0; i < 8; i++)
+        d |= x[i] ^ y[i];
+    return d == 0;
+}
+
+/* "[RING] TID NAME " for the record's ring, from the cache when the owner
+ * has not changed. */
+static const struct ring_cache *ring_prefix(struct print_ctx *p,
+                                            const struct flightrec_record *r)
+{
+    const struct flightrec_ring_info *ri = r->ring_info;
+    uint32_t ctx = ri != NULL ? ri->context : 0;
+    struct ring_cache *rc = &p->rings[(r->ring * 2 + ctx) % RING_SLOTS];
+
+    if (FLIGHTREC_LIKELY(rc->ri == ri && ri != NULL && rc->ring == r->ring &&
+                         rc->tid == ri->thread_id &&
+                         same_name(rc->name, ri->thread_name)))
+        return rc;
+    char *q = rc->text;
+    *q++ = '[';
+    q = cli_fmt_u64(q, r->ring);
+    *q++ = ']';
+    *q++ = ' ';
+    if (ri != NULL && ri->thread_id >= 0)
+        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+    else
+        *q++ = '-';
+    *q++ = ' ';
+    size_t tlen = ri != NULL ? strnlen(ri->thread_name,
+                                       sizeof ri->thread_name) : 0;
+    if (tlen > PREFIX_MAX - 40)
+        tlen = PREFIX_MAX - 40;
+    if (tlen != 0) {
+        memcpy(q, ri->thread_name, tlen);
+        q += tlen;
+    } else {
+        *q++ = '-';
+    }
+    *q++ = ' ';
+    rc->len = (uint32_t)(q - rc->text);
+    rc->ri = ri;
+    rc->ring = r->ring;
+    if (ri != NULL) {
+        rc->tid = ri->thread_id;
+        memcpy(rc->name, ri->thread_name, sizeof rc->name);
+    }
+    return rc;
+}
+
+static void write_text(struct print_ctx *p, const struct flightrec_record *r)
+{
+    const struct ring_cache *rc = ring_prefix(p, r);
+    struct name_cache *ev = NULL;
+    size_t need = 96 + PREFIX_MAX + 64;
+
+    if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {
         ev = event_name(p, r->event);
         need += ev->len;
     }
@@ -149,24 +224,13 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r,
         q = fmt_rel_seconds(q, r->time_ns, p->base_ns);
     }
     *q++ = ' ';
-    *q++ = '[';
-    q = cli_fmt_u64(q, r->ring);
-    *q++ = ']';
-    *q++ = ' ';
-    if (ri != NULL && ri->thread_id >= 0)
-        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
-    else
-        *q++ = '-';
-    *q++ = ' ';
-    if (tlen != 0) {
-        memcpy(q, ri->thread_name, tlen);
-        q += tlen;
-    } else {
-        *q++ = '-';
-    }
-    *q++ = ' ';
+    memcpy(q, rc->text, PREFIX_MAX);
+    q += rc->len;
     if (FLIGHTREC_LIKELY(ev != NULL)) {
-        memcpy(q, ev->ptr, ev->len);
+        if (FLIGHTREC_LIKELY(ev->len < sizeof ev->pad))
+            memcpy(q, ev->pad, sizeof ev->pad);
+        else
+            memcpy(q, ev->ptr, ev->len);
         q += ev->len;
         *q++ = ' ';
         q = cli_fmt_hex(q, r->data);
@@ -288,14 +352,12 @@ static int on_record(const struct flightrec_record *r, void *arg)
     if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
         return 0;
 
-    size_t tlen = 0;
-    if (ri != NULL) {
-        tlen = strnlen(ri->thread_name, sizeof ri->thread_name);
-    }
     if (p->csv)
-        write_csv(p, r, ri, tlen);
+        write_csv(p, r, ri, ri != NULL ? strnlen(ri->thread_name,
+                                                 sizeof ri->thread_name)
+                                       : 0);
     else
-        write_text(p, r, ri, tlen);
+        write_text(p, r);
     return p->out.failed ? 1 : 0;
 }
 

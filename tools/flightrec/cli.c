@@ -445,9 +445,32 @@ char *cli_fmt_ns9(char *p, uint32_t v)
     return p + 9;
 }
 
+/* The 8 nibbles of v as 8 lowercase hex digits, most significant first in
+ * memory order (SWAR: each nibble spread to a byte, then to ASCII). */
+static inline uint64_t hex8(uint32_t v)
+{
+    uint64_t x = v;
+
+    x = (x | (x << 16)) & 0x0000ffff0000ffffu;
+    x = (x | (x << 8)) & 0x00ff00ff00ff00ffu;
+    x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0fu;
+    /* byte k holds nibble k; 1 in the bytes holding 10..15 */
+    uint64_t letters = ((x + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+    x += 0x3030303030303030u + letters * ('a' - '0' - 10);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return x;  /* the most significant byte is stored first already */
+#elif defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap64(x);
+#else
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++)
+        r = (r << 8) | ((x >> (8 * i)) & 0xff);
+    return r;
+#endif
+}
+
 char *cli_fmt_hex(char *p, uint64_t v)
 {
-    static const char hex[16] = "0123456789abcdef";
     int n;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -457,12 +480,29 @@ char *cli_fmt_hex(char *p, uint64_t v)
     while (n < 16 && (v >> (4 * n)) != 0)
         n++;
 #endif
+    uint64_t lo = hex8((uint32_t)v);
     p[0] = '0';
     p[1] = 'x';
-    char *q = p + 2 + n;
-    for (char *d = q; d > p + 2; v >>= 4)
-        *--d = hex[v & 0xf];
-    return q;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The first digit is the lowest byte: dropping leading zeros is a
+     * right shift, and each half is one 8-byte store. */
+    if (n > 8) {
+        uint64_t hi = hex8((uint32_t)(v >> 32)) >> (8 * (16 - n));
+        memcpy(p + 2, &hi, 8);
+        memcpy(p + 2 + (n - 8), &lo, 8);
+    } else {
+        lo >>= 8 * (8 - n);
+        memcpy(p + 2, &lo, 8);
+    }
+#else
+    char digits[32];
+    uint64_t hi = hex8((uint32_t)(v >> 32));
+    memcpy(digits, &hi, 8);
+    memcpy(digits + 8, &lo, 8);
+    memset(digits + 16, 0, 16);
+    memcpy(p + 2, digits + 16 - n, 16);
+#endif
+    return p + 2 + n;
 }
 
 char *cli_fmt_seconds(char *p, uint64_t ns)

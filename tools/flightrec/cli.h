@@ -198,7 +198,8 @@ int cli_out_write(struct cli_out *o, const void *data, size_t n);
 char *cli_fmt_u64(char *p, uint64_t v);
 /** Decimal, zero-padded to exactly 9 digits (v < 10^9). */
 char *cli_fmt_ns9(char *p, uint32_t v);
-/** "0x" and lowercase hex digits, no leading zeros ("0x0" for 0). */
+/** "0x" and lowercase hex digits, no leading zeros ("0x0" for 0).  Needs
+ * 18 bytes of room whatever the value. */
 char *cli_fmt_hex(char *p, uint64_t v);
 /** "S.NNNNNNNNN" for @a ns nanoseconds. */
 char *cli_fmt_seconds(char *p, uint64_t ns);

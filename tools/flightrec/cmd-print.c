@@ -61,6 +61,7 @@ struct ring_cache {
     int64_t tid;
     uint32_t ring;
     uint32_t len;
+    int short16;  /* the name ends within its first 16 bytes */
     char name[64];
     char text[PREFIX_MAX];
 };
@@ -147,15 +148,19 @@ static char *fmt_flags_csv(char *q, uint32_t flags)
     return q;
 }
 
-static int same_name(const char *a, const char *b)
+/* Whether the 64-byte name arrays hold the same string; @a cached is known
+ * to end within its first 16 bytes when short16 is set. */
+static inline int same_name(const char *cached, const char *name,
+                            int short16)
 {
-    uint64_t x[8], y[8], d = 0;
+    uint64_t x[2], y[2];
 
-    memcpy(x, a, 64);
-    memcpy(y, b, 64);
-    for (int i = 0; i < 8; i++)
-        d |= x[i] ^ y[i];
-    return d == 0;
+    if (FLIGHTREC_LIKELY(short16)) {
+        memcpy(x, cached, 16);
+        memcpy(y, name, 16);
+        return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+    }
+    return strncmp(cached, name, 64) == 0;
 }
 
 /* "[RING] TID NAME " for the record's ring, from the cache when the owner
@@ -169,7 +174,7 @@ static const struct ring_cache *ring_prefix(struct print_ctx *p,
 
     if (FLIGHTREC_LIKELY(rc->ri == ri && ri != NULL && rc->ring == r->ring &&
                          rc->tid == ri->thread_id &&
-                         same_name(rc->name, ri->thread_name)))
+                         same_name(rc->name, ri->thread_name, rc->short16)))
         return rc;
     char *q = rc->text;
     *q++ = '[';
@@ -198,6 +203,7 @@ static const struct ring_cache *ring_prefix(struct print_ctx *p,
     if (ri != NULL) {
         rc->tid = ri->thread_id;
         memcpy(rc->name, ri->thread_name, sizeof rc->name);
+        rc->short16 = strnlen(rc->name, sizeof rc->name) < 16;
     }
     return rc;
 }

@@ -431,6 +431,45 @@ TEST(print_csv_quoting)
     run_free(&r);
 }
 
+/* Data words of every hex width, in 64-bit and 32-bit formats. */
+TEST(print_hex)
+{
+    static const uint64_t data[] = {
+        0, 0xf, 0x10, 0xabcdef, 0x80000000u, 0x123456789, 0xfedcba9876543210u,
+        UINT64_MAX,
+    };
+    static const char *const want[] = {
+        "0x0", "0xf", "0x10", "0xabcdef", "0x80000000", "0x123456789",
+        "0xfedcba9876543210", "0xffffffffffffffff",
+    };
+    for (int f = 0; f < 2; f++) {
+        struct fr_vec v;
+        struct run r;
+        char expect[2048] = "", line[128];
+        const char *path = scratch(f ? "print_hex32.rec" : "print_hex64.rec");
+
+        fr_vec_init(&v, f ? FLIGHTREC_FORMAT_BE_32 : FLIGHTREC_FORMAT_LE_64);
+        fr_vec_flightrec_header(&v, 1000000000u, 1, 1024, 42, REALTIME);
+        fr_vec_flightrec_chunk(&v, 0, 7, "t", 0, 0, 0, 0);
+        fr_vec_uptime(&v, 10, 10);
+        for (size_t i = 0; i < 8; i++) {
+            fr_vec_item(&v, 20 + (uint32_t)i, FLIGHTREC_USER(0), data[i]);
+            uint64_t d = f ? (uint32_t)data[i] : data[i];
+            snprintf(line, sizeof line, "0.%09zu [0] 7 t USER_0 0x%llx\n", i,
+                     (unsigned long long)d);
+            strcat(expect, line);
+        }
+        write_vec(path, &v, v.len);
+        fr_vec_free(&v);
+        RUN(&r, "print", path);
+        CHECK_RUN(&r, 0, expect, "");
+        if (!f)
+            for (size_t i = 0; i < 8; i++)
+                CHECK(strstr(r.out, want[i]) != NULL);
+        run_free(&r);
+    }
+}
+
 TEST(print_wall)
 {
     struct run r;
@@ -825,6 +864,7 @@ TEST_MAIN(TEST_ENTRY(help), TEST_ENTRY(version), TEST_ENTRY(usage_errors),
           TEST_ENTRY(synopsis), TEST_ENTRY(print_text),
           TEST_ENTRY(print_formats), TEST_ENTRY(print_stdin),
           TEST_ENTRY(print_csv), TEST_ENTRY(print_csv_quoting),
+          TEST_ENTRY(print_hex),
           TEST_ENTRY(print_wall), TEST_ENTRY(print_wall_missing),
           TEST_ENTRY(print_event_filter), TEST_ENTRY(print_thread_filter),
           TEST_ENTRY(print_time_filter), TEST_ENTRY(print_losses),

@@ -28,6 +28,8 @@ void cli_set_command(const char *name)
     command = name ? name : "";
 }
 
+static void vmsg(const char *fmt, va_list ap) CLI_PRINTF(1, 0);
+
 static void vmsg(const char *fmt, va_list ap)
 {
     char line[1024];

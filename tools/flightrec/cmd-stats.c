@@ -246,7 +246,8 @@ static void print_stats(struct stats_ctx *s)
             rows[nrows++].count = s->per_event[id];
         }
     }
-    qsort(rows, nrows, sizeof rows[0], cmp_event_row);
+    if (nrows > 1)
+        qsort(rows, nrows, sizeof rows[0], cmp_event_row);
     printf("\nevents by type: %zu\n", nrows);
     printf("%12s %14s %5s  %s\n", "count", "rate/s", "id", "event");
     for (size_t i = 0; i < nrows; i++) {
@@ -256,7 +257,8 @@ static void print_stats(struct stats_ctx *s)
                flightrec_client_event_name(s->client, rows[i].id));
     }
 
-    qsort(s->threads, s->thread_count, sizeof s->threads[0], cmp_thread);
+    if (s->thread_count > 1)
+        qsort(s->threads, s->thread_count, sizeof s->threads[0], cmp_thread);
     printf("\nthreads: %zu\n", s->thread_count);
     printf("%12s %14s %10s  %s\n", "events", "rate/s", "tid", "name");
     for (size_t i = 0; i < s->thread_count; i++) {
@@ -284,7 +286,8 @@ static void print_stats(struct stats_ctx *s)
         if (r != NULL)
             rings[n++] = r;
     }
-    qsort(rings, n, sizeof rings[0], cmp_ring);
+    if (n > 1)
+        qsort(rings, n, sizeof rings[0], cmp_ring);
     printf("\nrings: %zu\n", n);
     printf("%5s %7s %12s %10s %10s %10s %10s %10s  %s\n", "ring", "context",
            "events", "overflow", "discard", "missing", "untimed", "tid",

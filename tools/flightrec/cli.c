@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief Helpers shared by the flightrec subcommands (see cli.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_verbosity = 1;
+
+static const char *command = "";
+
+/*=====   Messages   =====*/
+
+void cli_set_command(const char *name)
+{
+    command = name ? name : "";
+}
+
+static void vmsg(const char *fmt, va_list ap) CLI_PRINTF(1, 0);
+
+static void vmsg(const char *fmt, va_list ap)
+{
+    char line[1024];
+
+    vsnprintf(line, sizeof line, fmt, ap);
+    if (command[0] != '\0')
+        fprintf(stderr, "flightrec %s: %s\n", command, line);
+    else
+        fprintf(stderr, "flightrec: %s\n", line);
+}
+
+void cli_msg(int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (level > cli_verbosity)
+        return;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+    fputs(usage, stderr);
+    return CLI_USAGE;
+}
+
+int cli_bad_option(int c, char **argv, const char *usage)
+{
+    const char *arg = argv[optind - 1];
+
+    if (c == ':')
+        return cli_usage_error(usage, "option '%s' needs a value", arg);
+    if (optopt != 0 && strncmp(arg, "--", 2) != 0)
+        return cli_usage_error(usage, "unknown option '-%c'", optopt);
+    return cli_usage_error(usage, "unknown option '%s'", arg);
+}
+
+/*=====   Input   =====*/
+
+int cli_input_open(struct cli_input *in, const char *path)
+{
+    struct stat st;
+
+    if (path == NULL)
+        path = "-";
+    in->path = path;
+    if (strcmp(path, "-") == 0) {
+        in->fd = STDIN_FILENO;
+        in->name = "<stdin>";
+    } else {
+        in->name = path;
+        do
+            in->fd = open(path, O_RDONLY);
+        while (in->fd < 0 && errno == EINTR);
+        if (in->fd < 0) {
+            cli_msg(CLI_ERROR, "cannot open '%s': %s", path,
+                    strerror(errno));
+            return -1;
+        }
+    }
+    in->is_regular = fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (in->fd != STDIN_FILENO && S_ISDIR(st.st_mode)) {
+        cli_msg(CLI_ERROR, "cannot read '%s': %s", path, strerror(EISDIR));
+        close(in->fd);
+        in->fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+void cli_input_close(struct cli_input *in)
+{
+    if (in->fd > STDIN_FILENO)
+        close(in->fd);
+    in->fd = -1;
+}
+
+uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns)
+{
+    return in->is_regular ? 0 : window_ns;
+}
+
+int cli_decode(struct cli_input *in, flightrec_client *client)
+{
+    enum { CHUNK = 1u << 20 };
+    unsigned char *buf = malloc(CHUNK);
+    int rc = 0;
+    int read_errno = 0;
+
+    if (buf == NULL) {
+        cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
+        return FLIGHTREC_ENOMEM;
+    }
+    for (;;) {
+        ssize_t n = read(in->fd, buf, CHUNK);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            read_errno = errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        rc = flightrec_client_feed(client, buf, (size_t)n);
+        if (rc != 0)
+            break;
+    }
+    free(buf);
+    /* Finish also after an error: it delivers what was decoded before. */
+    int frc = flightrec_client_finish(client);
+    if (rc == 0)
+        rc = frc;
+    if (read_errno != 0) {
+        cli_msg(CLI_ERROR, "%s: read error: %s", in->name,
+                strerror(read_errno));
+        return -read_errno;
+    }
+    if (rc != 0 && rc != FLIGHTREC_ECALLBACK) {
+        const char *m = flightrec_client_message(client);
+        if (m == NULL || m[0] == '\0')
+            m = flightrec_strerror(rc);
+        cli_msg(CLI_ERROR, "%s: %s", in->name, m);
+    }
+    return rc;
+}
+
+/*=====   Option values   =====*/
+
+int cli_parse_u64(const char *text, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (text == NULL || *text == '\0')
+        return -1;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_seconds(const char *text, uint64_t *ns)
+{
+    uint64_t sec = 0, frac = 0;
+    const char *p = text;
+    int digits = 0, frac_digits = 0;
+
+    if (text == NULL)
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if (sec > (UINT64_MAX / 1000000000u - 9) / 10)
+            return -1;
+        sec = sec * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++, frac_digits++) {
+            if (frac_digits == 9)
+                return -1;
+            frac = frac * 10 + (uint64_t)(*p - '0');
+        }
+    }
+    if (*p != '\0' || digits + frac_digits == 0)
+        return -1;
+    for (int i = frac_digits; i < 9; i++)
+        frac *= 10;
+    *ns = sec * 1000000000u + frac;
+    return 0;
+}
+
+static int push_name(char ***names, size_t *count, const char *s, size_t n)
+{
+    char **grown = realloc(*names, (*count + 1) * sizeof(**names));
+    char *copy = malloc(n + 1);
+
+    if (grown == NULL || copy == NULL) {
+        free(copy);
+        if (grown != NULL)
+            *names = grown;
+        return -1;
+    }
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    *names = grown;
+    grown[(*count)++] = copy;
+    return 0;
+}
+
+void cli_event_filter_init(struct cli_event_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+}
+
+int cli_event_filter_add(struct cli_event_filter *f, const char *arg)
+{
+    const char *p = arg;
+
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char term[64];
+        uint64_t id;
+
+        if (n == 0)
+            return -1;
+        if (n < sizeof term) {
+            memcpy(term, p, n);
+            term[n] = '\0';
+        }
+        if (n < sizeof term && cli_parse_u64(term, &id) == 0) {
+            if (id >= FLIGHTREC_EVENT_COUNT)
+                return -1;
+            f->id_set[id] = 1;
+        } else if (push_name(&f->names, &f->count, p, n) != 0) {
+            return -1;
+        }
+        f->active = 1;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    /* Decisions depend on the terms: forget the cached ones. */
+    memset(f->seen_name, 0, sizeof f->seen_name);
+    return 0;
+}
+
+int cli_event_filter_match(struct cli_event_filter *f, uint32_t id,
+                           const char *name)
+{
+    id &= FLIGHTREC_EVENT_MASK;
+    if (f->id_set[id])
+        return 1;
+    if (f->seen_name[id] == name && name != NULL)
+        return f->seen_match[id];
+    unsigned char match = 0;
+    for (size_t i = 0; i < f->count && name != NULL; i++) {
+        if (strcmp(f->names[i], name) == 0) {
+            match = 1;
+            break;
+        }
+    }
+    f->seen_name[id] = name;
+    f->seen_match[id] = match;
+    return match;
+}
+
+void cli_event_filter_free(struct cli_event_filter *f)
+{
+    for (size_t i = 0; i < f->count; i++)
+        free(f->names[i]);
+    free(f->names);
+    cli_event_filter_init(f);
+}
+
+void cli_thread_filter_init(struct cli_thread_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+}
+
+int cli_thread_filter_add(struct cli_thread_filter *f, const char *arg)
+{
+    uint64_t tid;
+    int64_t *grown;
+
+    if (arg == NULL || arg[0] == '\0')
+        return -1;
+    grown = realloc(f->tids, (f->count + 1) * sizeof(*f->tids));
+    if (grown == NULL)
+        return -1;
+    f->tids = grown;
+    if (cli_parse_u64(arg, &tid) == 0 && tid <= INT64_MAX)
+        f->tids[f->count] = (int64_t)tid;
+    else
+        f->tids[f->count] = -2;
+    if (push_name(&f->names, &f->count, arg, strlen(arg)) != 0)
+        return -1;
+    f->active = 1;
+    return 0;
+}
+
+int cli_thread_filter_match(const struct cli_thread_filter *f,
+                            const struct flightrec_ring_info *ring)
+{
+    if (ring == NULL)
+        return 0;
+    for (size_t i = 0; i < f->count; i++) {
+        if (f->tids[i] >= 0 && f->tids[i] == ring->thread_id)
+            return 1;
+        if (ring->thread_name[0] != '\0' &&
+            strcmp(f->names[i], ring->thread_name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void cli_thread_filter_free(struct cli_thread_filter *f)
+{
+    for (size_t i = 0; i < f->count; i++)
+        free(f->names[i]);
+    free(f->names);
+    free(f->tids);
+    cli_thread_filter_init(f);
+}
+
+/*=====   Output   =====*/
+
+int cli_out_init(struct cli_out *o, int fd, size_t cap)
+{
+    memset(o, 0, sizeof(*o));
+    if (cap < 2 * CLI_OUT_SLACK)
+        cap = 2 * CLI_OUT_SLACK;
+    o->buf = malloc(cap);
+    if (o->buf == NULL)
+        return -1;
+    o->fd = fd;
+    o->cap = cap;
+    return 0;
+}
+
+int cli_out_flush(struct cli_out *o)
+{
+    size_t done = 0;
+
+    if (o->failed)
+        return -1;
+    while (done < o->len) {
+        ssize_t n = write(o->fd, o->buf + done, o->len - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            o->failed = errno;
+            o->len = 0;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    o->len = 0;
+    return 0;
+}
+
+int cli_out_write(struct cli_out *o, const void *data, size_t n)
+{
+    const char *s = data;
+
+    while (n > 0) {
+        if (o->len == o->cap && cli_out_flush(o) != 0)
+            return -1;
+        size_t room = o->cap - o->len;
+        size_t k = n < room ? n : room;
+        memcpy(o->buf + o->len, s, k);
+        o->len += k;
+        s += k;
+        n -= k;
+    }
+    return o->failed ? -1 : 0;
+}
+
+void cli_out_free(struct cli_out *o)
+{
+    free(o->buf);
+    o->buf = NULL;
+    o->len = o->cap = 0;
+}
+
+/*=====   Formatting   =====*/
+
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+char *cli_fmt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *t = tmp + sizeof tmp;
+
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        t -= 2;
+        memcpy(t, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        t -= 2;
+        memcpy(t, digit_pairs + 2 * v, 2);
+    } else {
+        *--t = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof tmp - t);
+    memcpy(p, t, n);
+    return p + n;
+}
+
+char *cli_fmt_ns9(char *p, uint32_t v)
+{
+    /* 9 digits: one, then four pairs. */
+    unsigned hi = v / 100000000u;
+    unsigned lo = v % 100000000u;
+    p[0] = (char)('0' + hi);
+    memcpy(p + 1, digit_pairs + 2 * (lo / 1000000u), 2);
+    memcpy(p + 3, digit_pairs + 2 * (lo / 10000u % 100u), 2);
+    memcpy(p + 5, digit_pairs + 2 * (lo / 100u % 100u), 2);
+    memcpy(p + 7, digit_pairs + 2 * (lo % 100u), 2);
+    return p + 9;
+}
+
+/* The 8 nibbles of v as 8 lowercase hex digits, most significant first in
+ * memory order (SWAR: each nibble spread to a byte, then to ASCII). */
+static inline uint64_t hex8(uint32_t v)
+{
+    uint64_t x = v;
+
+    x = (x | (x << 16)) & 0x0000ffff0000ffffu;
+    x = (x | (x << 8)) & 0x00ff00ff00ff00ffu;
+    x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0fu;
+    /* byte k holds nibble k; 1 in the bytes holding 10..15 */
+    uint64_t letters = ((x + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+    x += 0x3030303030303030u + letters * ('a' - '0' - 10);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return x;  /* the most significant byte is stored first already */
+#elif defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap64(x);
+#else
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++)
+        r = (r << 8) | ((x >> (8 * i)) & 0xff);
+    return r;
+#endif
+}
+
+char *cli_fmt_hex(char *p, uint64_t v)
+{
+    int n;
+
+#if defined(__GNUC__) || defined(__clang__)
+    n = (67 - __builtin_clzll(v | 1)) / 4;
+#else
+    n = 1;
+    while (n < 16 && (v >> (4 * n)) != 0)
+        n++;
+#endif
+    uint64_t lo = hex8((uint32_t)v);
+    p[0] = '0';
+    p[1] = 'x';
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The first digit is the lowest byte: dropping leading zeros is a
+     * right shift, and each half is one 8-byte store. */
+    if (n > 8) {
+        uint64_t hi = hex8((uint32_t)(v >> 32)) >> (8 * (16 - n));
+        memcpy(p + 2, &hi, 8);
+        memcpy(p + 2 + (n - 8), &lo, 8);
+    } else {
+        lo >>= 8 * (8 - n);
+        memcpy(p + 2, &lo, 8);
+    }
+#else
+    char digits[32];
+    uint64_t hi = hex8((uint32_t)(v >> 32));
+    memcpy(digits, &hi, 8);
+    memcpy(digits + 8, &lo, 8);
+    memset(digits + 16, 0, 16);
+    memcpy(p + 2, digits + 16 - n, 16);
+#endif
+    return p + 2 + n;
+}
+
+char *cli_fmt_seconds(char *p, uint64_t ns)
+{
+    p = cli_fmt_u64(p, ns / 1000000000u);
+    *p++ = '.';
+    return cli_fmt_ns9(p, (uint32_t)(ns % 1000000000u));
+}
+
+/* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static char *fmt_2(char *p, unsigned v)
+{
+    memcpy(p, digit_pairs + 2 * (v % 100), 2);
+    return p + 2;
+}
+
+char *cli_fmt_iso8601(char *p, uint64_t epoch_ns)
+{
+    uint64_t secs = epoch_ns / 1000000000u;
+    uint32_t ns = (uint32_t)(epoch_ns % 1000000000u);
+    int64_t y;
+    unsigned mo, d;
+    unsigned sod = (unsigned)(secs % 86400u);
+
+    civil_from_days((int64_t)(secs / 86400u), &y, &mo, &d);
+    p = fmt_2(p, (unsigned)(y / 100));
+    p = fmt_2(p, (unsigned)(y % 100));
+    *p++ = '-';
+    p = fmt_2(p, mo);
+    *p++ = '-';
+    p = fmt_2(p, d);
+    *p++ = 'T';
+    p = fmt_2(p, sod / 3600);
+    *p++ = ':';
+    p = fmt_2(p, sod / 60 % 60);
+    *p++ = ':';
+    p = fmt_2(p, sod % 60);
+    *p++ = '.';
+    p = cli_fmt_ns9(p, ns);
+    *p++ = 'Z';
+    return p;
+}
+
+char *cli_fmt_csv(char *p, const char *s, size_t len)
+{
+    int quote = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == ',' || c == '"' || c == '\n' || c == '\r') {
+            quote = 1;
+            break;
+        }
+    }
+    if (!quote) {
+        memcpy(p, s, len);
+        return p + len;
+    }
+    *p++ = '"';
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
+            *p++ = '"';
+        *p++ = s[i];
+    }
+    *p++ = '"';
+    return p;
+}
+
+const char *cli_loss_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case FLIGHTREC_LOSS_OVERFLOW:
+        return "overflow";
+    case FLIGHTREC_LOSS_DISCARD:
+        return "discard";
+    case FLIGHTREC_LOSS_MISSING:
+        return "missing";
+    default:
+        return "unknown";
+    }
+}
+
+const char *cli_stream_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case FLIGHTREC_STREAM_FLIGHTREC:
+        return "flightrec";
+    case FLIGHTREC_STREAM_RTEMS_V10:
+        return "rtems-v10";
+    case FLIGHTREC_STREAM_RTEMS_V1:
+        return "rtems-v1";
+    default:
+        return "unknown";
+    }
+}
+
+const char *cli_format_name(uint32_t format)
+{
+    switch (format) {
+    case FLIGHTREC_FORMAT_LE_32:
+        return "le32";
+    case FLIGHTREC_FORMAT_LE_64:
+        return "le64";
+    case FLIGHTREC_FORMAT_BE_32:
+        return "be32";
+    case FLIGHTREC_FORMAT_BE_64:
+        return "be64";
+    default:
+        return "unknown";
+    }
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief Helpers shared by the flightrec subcommands: messages, input,
+ * option values (times, event and thread filters), output buffering and
+ * number formatting.
+ *
+ * Adding a subcommand "foo":
+ *
+ *  1. Write tools/flightrec/cmd-foo.c defining `int cmd_foo(int argc,
+ *     char **argv)`.  argv[0] is "foo".  It owns a `static const char
+ *     usage[]` whose first line is "usage: flightrec foo SYNOPSIS", parses
+ *     its options with getopt_long (reset `optind = 1` first; `-h`/`--help`
+ *     prints the usage to stdout and returns 0), calls cli_set_command("foo")
+ *     first thing, and frees everything through one `out:` label.
+ *     Exit status: 0 success, 1 failure (bad input, I/O), 2 usage
+ *     (cli_usage_error()).
+ *  2. Declare cmd_foo() below and add `{ "foo", cmd_foo, "summary" }` to
+ *     the command table in main.c (keep it sorted by name).
+ *  3. Add the file to tools/flightrec/CMakeLists.txt.
+ *  4. Document it in docs/flightrec.1.md (the SYNOPSIS line must equal the
+ *     usage line after "usage: "; tests/cli checks this) and in the roff
+ *     page docs/flightrec.1.
+ *  5. Add cases to tests/cli/test-cli.c (exact stdout, stderr, exit status)
+ *     and register them in tests/cli/CMakeLists.txt.
+ *
+ * Messages: data goes to stdout, diagnostics to stderr as
+ * "flightrec CMD: what went wrong", lowercase, no final period, subjects
+ * quoted, e.g. "flightrec print: cannot open 'x.rec': No such file or
+ * directory".  Decoder failures are "flightrec CMD: FILE: <decoder message>"
+ * (which names the byte offset).
+ */
+#ifndef FLIGHTREC_CLI_H
+#define FLIGHTREC_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flightrec/client.h>
+
+/*=====   Subcommands   =====*/
+
+int cmd_print(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+#ifdef FLIGHTREC_HAVE_CONVERT
+int cmd_convert(int argc, char **argv);
+#endif
+
+/*=====   Messages   =====*/
+
+/** Exit statuses. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/** Message levels: errors always print; -q hides warnings, -v shows info. */
+enum { CLI_ERROR = 0, CLI_WARN = 1, CLI_INFO = 2 };
+
+/** 0 with -q, 1 by default, 2 with -v (set by main). */
+extern int cli_verbosity;
+
+/** Sets the command named in messages ("print" gives "flightrec print: "). */
+void cli_set_command(const char *name);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+/** Prints "flightrec CMD: message\n" to stderr when level <= verbosity. */
+void cli_msg(int level, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/** Prints the message, then @a usage, to stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *usage, const char *fmt, ...)
+    CLI_PRINTF(2, 3);
+
+/**
+ * Handles the result of getopt_long() that is '?' or ':' (an unknown option
+ * or a missing value): prints the matching message and @a usage, returns
+ * CLI_USAGE.  Needs opterr = 0 and an optstring starting with ':'.
+ */
+int cli_bad_option(int c, char **argv, const char *usage);
+
+/*=====   Input   =====*/
+
+/** An opened input stream. */
+struct cli_input {
+    int fd;
+    int is_regular;    /**< a regular file (exact merge is affordable) */
+    const char *path;  /**< as given; "-" is standard input */
+    const char *name;  /**< for messages: the path or "<stdin>" */
+};
+
+/**
+ * Opens @a path ("-" or NULL: standard input).  On failure prints
+ * "cannot open 'PATH': strerror" and returns -1.
+ */
+int cli_input_open(struct cli_input *in, const char *path);
+void cli_input_close(struct cli_input *in);
+
+/**
+ * Reads the whole input into @a client (feed, then finish, also after an
+ * error so that everything decoded before it is delivered).  Prints
+ * "NAME: <decoder message>" on a stream error and "NAME: read error: ..."
+ * on a read error; a callback stop (FLIGHTREC_ECALLBACK) prints nothing,
+ * the callback owner reports why.
+ * @return 0 on success, else the negative error code.
+ */
+int cli_decode(struct cli_input *in, flightrec_client *client);
+
+/** Merge window for an input: 0 (exact) for a regular file, else
+ * @a window_ns. */
+uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns);
+
+/*=====   Option values   =====*/
+
+/**
+ * Parses a non-negative number of seconds with up to 9 decimals ("1",
+ * "0.25", "12.000000001") into nanoseconds.  Returns 0 or -1.
+ */
+int cli_parse_seconds(const char *text, uint64_t *ns);
+
+/** Parses a decimal unsigned integer (whole string).  Returns 0 or -1. */
+int cli_parse_u64(const char *text, uint64_t *out);
+
+/**
+ * Event filter: names and ids from --event=NAME|ID[,NAME|ID...].  Names
+ * match the names the stream gives events (system names, USER_<n>, and names
+ * the stream registers), so they are resolved as records arrive.
+ */
+struct cli_event_filter {
+    int active;
+    size_t count;
+    char **names;                 /**< name terms */
+    unsigned char id_set[FLIGHTREC_EVENT_COUNT];  /**< numeric terms */
+    /** Per id: the name pointer last checked and the decision for it. */
+    const char *seen_name[FLIGHTREC_EVENT_COUNT];
+    unsigned char seen_match[FLIGHTREC_EVENT_COUNT];
+};
+
+void cli_event_filter_init(struct cli_event_filter *f);
+/** Adds the comma-separated terms of @a arg.  Returns 0 or -1 (empty term,
+ * id out of range, out of memory). */
+int cli_event_filter_add(struct cli_event_filter *f, const char *arg);
+/** Whether event @a id, named @a name in the stream, is selected. */
+int cli_event_filter_match(struct cli_event_filter *f, uint32_t id,
+                           const char *name);
+void cli_event_filter_free(struct cli_event_filter *f);
+
+/** Thread filter: --thread=TID|NAME, repeatable.  A term matches a thread
+ * whose id equals it (when numeric) or whose name equals it. */
+struct cli_thread_filter {
+    int active;
+    size_t count;
+    char **names;
+    int64_t *tids;  /**< per term: its number, or -2 when not numeric */
+};
+
+void cli_thread_filter_init(struct cli_thread_filter *f);
+int cli_thread_filter_add(struct cli_thread_filter *f, const char *arg);
+int cli_thread_filter_match(const struct cli_thread_filter *f,
+                            const struct flightrec_ring_info *ring);
+void cli_thread_filter_free(struct cli_thread_filter *f);
+
+/*=====   Output   =====*/
+
+/** A large output buffer written with write(2) in big blocks. */
+struct cli_out {
+    int fd;
+    int failed;       /**< errno of the first failed write, 0 if none */
+    size_t len;
+    size_t cap;
+    char *buf;
+};
+
+/** Room that cli_out_reserve() always guarantees after a flush. */
+#define CLI_OUT_SLACK 4096u
+
+int cli_out_init(struct cli_out *o, int fd, size_t cap);
+/** Writes what is buffered.  Returns 0, or -1 (o->failed set). */
+int cli_out_flush(struct cli_out *o);
+void cli_out_free(struct cli_out *o);
+
+/** Makes room for @a n <= CLI_OUT_SLACK bytes; returns where to write
+ * them, or NULL after a write failure. */
+static inline char *cli_out_reserve(struct cli_out *o, size_t n)
+{
+    if (o->cap - o->len < n && cli_out_flush(o) != 0)
+        return NULL;
+    return o->buf + o->len;
+}
+
+/** Writes @a n arbitrary bytes (any size). */
+int cli_out_write(struct cli_out *o, const void *data, size_t n);
+
+/*=====   Formatting (return the end of what they wrote)   =====*/
+
+/** Decimal, no padding. */
+char *cli_fmt_u64(char *p, uint64_t v);
+/** Decimal, zero-padded to exactly 9 digits (v < 10^9). */
+char *cli_fmt_ns9(char *p, uint32_t v);
+/** "0x" and lowercase hex digits, no leading zeros ("0x0" for 0).  Needs
+ * 18 bytes of room whatever the value. */
+char *cli_fmt_hex(char *p, uint64_t v);
+/** "S.NNNNNNNNN" for @a ns nanoseconds. */
+char *cli_fmt_seconds(char *p, uint64_t ns);
+/** "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ" (UTC) for nanoseconds since the Unix
+ * epoch. */
+char *cli_fmt_iso8601(char *p, uint64_t epoch_ns);
+/** A CSV field: as is, or double-quoted with quotes doubled when it holds a
+ * comma, quote, CR or LF.  Writes at most 2 * len + 2 bytes. */
+char *cli_fmt_csv(char *p, const char *s, size_t len);
+
+/** "overflow", "discard", "missing" or "unknown". */
+const char *cli_loss_kind_name(uint32_t kind);
+/** "flightrec", "rtems-v10", "rtems-v1" or "unknown". */
+const char *cli_stream_kind_name(uint32_t kind);
+/** "le32", "le64", "be32", "be64" or "unknown". */
+const char *cli_format_name(uint32_t format);
+
+#endif

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief flightrec print: the records of a stream, one line (or CSV row)
+ * each, in time order.
+ *
+ * Numbers are formatted by hand into one large buffer written in big blocks;
+ * there is no stdio call per record.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: flightrec print [options] [FILE|-]\n"
+    "\n"
+    "Print the records of FILE (or standard input) in time order, one per\n"
+    "line: time, [ring], thread id, thread name, event, data.\n"
+    "\n"
+    "Options:\n"
+    "  --csv                  write CSV rows with the header\n"
+    "                         time_ns,ring,thread,event,event_id,data,"
+    "thread_name,kind,count,flags\n"
+    "  --wall                 wall-clock time (ISO-8601 UTC) instead of\n"
+    "                         seconds since the first record\n"
+    "  --event=NAME|ID[,...]  only these events (repeatable)\n"
+    "  --thread=TID|NAME      only records of this thread (repeatable)\n"
+    "  --from=SECONDS         only records at or after this time\n"
+    "  --to=SECONDS           only records at or before this time\n"
+    "                         (both relative to the first record)\n"
+    "  --window=SECONDS       merge window when reading a pipe (default 2)\n"
+    "  -h, --help             show this help\n";
+
+static const char csv_header[] =
+    "time_ns,ring,thread,event,event_id,data,thread_name,kind,count,flags\n";
+
+/* Names longer than this are cut when printed (keeps a record in one
+ * buffer reservation). */
+#define NAME_MAX_PRINT 4096u
+
+/* An event name as last returned by the client; short names also padded
+ * in place so that they are copied with one fixed-size memcpy. */
+struct name_cache {
+    const char *ptr;
+    uint32_t len;
+    char pad[64];
+};
+
+/* Per ring: the text "[RING] TID NAME " as last formatted, valid while the
+ * ring's owner is the same. */
+#define PREFIX_MAX 128
+#define RING_SLOTS 64
+struct ring_cache {
+    const struct flightrec_ring_info *ri;
+    int64_t tid;
+    uint32_t ring;
+    uint32_t len;
+    int short16;  /* the name ends within its first 16 bytes */
+    char name[64];
+    char text[PREFIX_MAX];
+};
+
+struct print_ctx {
+    flightrec_client *client;
+    struct cli_out out;
+    int csv;
+    int wall;
+    int filter_time;
+    int no_realtime;  /* --wall on a stream without a realtime reference */
+    int started;
+    uint64_t realtime0;
+    int have_base;
+    uint64_t base_ns;
+    uint64_t from_ns, to_ns;
+    struct cli_event_filter events;
+    struct cli_thread_filter threads;
+    struct name_cache names[FLIGHTREC_EVENT_COUNT];
+    struct ring_cache rings[RING_SLOTS];
+};
+
+static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
+{
+    struct name_cache *nc = &p->names[id & FLIGHTREC_EVENT_MASK];
+    const char *n = flightrec_client_event_name(p->client, id);
+
+    if (FLIGHTREC_UNLIKELY(n != nc->ptr)) {
+        size_t len = strlen(n);
+        nc->ptr = n;
+        nc->len = (uint32_t)(len < NAME_MAX_PRINT ? len : NAME_MAX_PRINT);
+        memset(nc->pad, 0, sizeof nc->pad);
+        if (len < sizeof nc->pad)
+            memcpy(nc->pad, n, len);
+    }
+    return nc;
+}
+
+/* Signed time relative to the first record: a LATE record may precede it. */
+static inline char *fmt_rel_seconds(char *q, uint64_t t, uint64_t base)
+{
+    if (FLIGHTREC_UNLIKELY(t < base)) {
+        *q++ = '-';
+        return cli_fmt_seconds(q, base - t);
+    }
+    return cli_fmt_seconds(q, t - base);
+}
+
+static char *fmt_flags_text(char *q, uint32_t flags)
+{
+    if (flags & FLIGHTREC_RECORD_LATE) {
+        memcpy(q, " (late)", 7);
+        q += 7;
+    }
+    if (flags & FLIGHTREC_RECORD_CLAMPED) {
+        memcpy(q, " (clamped)", 10);
+        q += 10;
+    }
+    return q;
+}
+
+static char *fmt_flags_csv(char *q, uint32_t flags)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } names[] = {
+        { FLIGHTREC_RECORD_UNTIMED, "untimed" },
+        { FLIGHTREC_RECORD_LATE, "late" },
+        { FLIGHTREC_RECORD_CLAMPED, "clamped" },
+    };
+    int first = 1;
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (flags & names[i].bit) {
+            if (!first)
+                *q++ = '|';
+            size_t n = strlen(names[i].name);
+            memcpy(q, names[i].name, n);
+            q += n;
+            first = 0;
+        }
+    }
+    return q;
+}
+
+/* Whether the 64-byte name arrays hold the same string; @a cached is known
+ * to end within its first 16 bytes when short16 is set. */
+static inline int same_name(const char *cached, const char *name,
+                            int short16)
+{
+    uint64_t x[2], y[2];
+
+    if (FLIGHTREC_LIKELY(short16)) {
+        memcpy(x, cached, 16);
+        memcpy(y, name, 16);
+        return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+    }
+    return strncmp(cached, name, 64) == 0;
+}
+
+/* "[RING] TID NAME " for the record's ring, from the cache when the owner
+ * has not changed. */
+static const struct ring_cache *ring_prefix(struct print_ctx *p,
+                                            const struct flightrec_record *r)
+{
+    const struct flightrec_ring_info *ri = r->ring_info;
+    uint32_t ctx = ri != NULL ? ri->context : 0;
+    struct ring_cache *rc = &p->rings[(r->ring * 2 + ctx) % RING_SLOTS];
+
+    if (FLIGHTREC_LIKELY(rc->ri == ri && ri != NULL && rc->ring == r->ring &&
+                         rc->tid == ri->thread_id &&
+                         same_name(rc->name, ri->thread_name, rc->short16)))
+        return rc;
+    char *q = rc->text;
+    *q++ = '[';
+    q = cli_fmt_u64(q, r->ring);
+    *q++ = ']';
+    *q++ = ' ';
+    if (ri != NULL && ri->thread_id >= 0)
+        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+    else
+        *q++ = '-';
+    *q++ = ' ';
+    size_t tlen = ri != NULL ? strnlen(ri->thread_name,
+                                       sizeof ri->thread_name) : 0;
+    if (tlen > PREFIX_MAX - 40)
+        tlen = PREFIX_MAX - 40;
+    if (tlen != 0) {
+        memcpy(q, ri->thread_name, tlen);
+        q += tlen;
+    } else {
+        *q++ = '-';
+    }
+    *q++ = ' ';
+    rc->len = (uint32_t)(q - rc->text);
+    rc->ri = ri;
+    rc->ring = r->ring;
+    if (ri != NULL) {
+        rc->tid = ri->thread_id;
+        memcpy(rc->name, ri->thread_name, sizeof rc->name);
+        rc->short16 = strnlen(rc->name, sizeof rc->name) < 16;
+    }
+    return rc;
+}
+
+static void write_text(struct print_ctx *p, const struct flightrec_record *r)
+{
+    const struct ring_cache *rc = ring_prefix(p, r);
+    struct name_cache *ev = NULL;
+    size_t need = 96 + PREFIX_MAX + 64;
+
+    if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {
+        ev = event_name(p, r->event);
+        need += ev->len;
+    }
+    char *q = cli_out_reserve(&p->out, need);
+    if (q == NULL)
+        return;
+    if (FLIGHTREC_UNLIKELY(r->flags & FLIGHTREC_RECORD_UNTIMED)) {
+        memcpy(q, "untimed", 7);
+        q += 7;
+    } else if (p->wall) {
+        q = cli_fmt_iso8601(q, p->realtime0 + r->time_ns);
+    } else {
+        q = fmt_rel_seconds(q, r->time_ns, p->base_ns);
+    }
+    *q++ = ' ';
+    memcpy(q, rc->text, PREFIX_MAX);
+    q += rc->len;
+    if (FLIGHTREC_LIKELY(ev != NULL)) {
+        if (FLIGHTREC_LIKELY(ev->len < sizeof ev->pad))
+            memcpy(q, ev->pad, sizeof ev->pad);
+        else
+            memcpy(q, ev->ptr, ev->len);
+        q += ev->len;
+        *q++ = ' ';
+        q = cli_fmt_hex(q, r->data);
+    } else {
+        memcpy(q, "LOST ", 5);
+        q = cli_fmt_u64(q + 5, r->loss_count);
+        memcpy(q, " items (", 8);
+        q += 8;
+        const char *k = cli_loss_kind_name(r->loss_kind);
+        size_t kl = strlen(k);
+        memcpy(q, k, kl);
+        q += kl;
+        *q++ = ')';
+    }
+    if (FLIGHTREC_UNLIKELY(r->flags & ~FLIGHTREC_RECORD_UNTIMED))
+        q = fmt_flags_text(q, r->flags);
+    *q++ = '\n';
+    p->out.len = (size_t)(q - p->out.buf);
+}
+
+static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
+                      const struct flightrec_ring_info *ri, size_t tlen)
+{
+    struct name_cache *ev = NULL;
+    size_t need = 200 + 2 * tlen;
+
+    if (r->type == FLIGHTREC_RECORD_EVENT) {
+        ev = event_name(p, r->event);
+        need += 2 * (size_t)ev->len;
+    }
+    char *q = cli_out_reserve(&p->out, need);
+    if (q == NULL)
+        return;
+    if (!(r->flags & FLIGHTREC_RECORD_UNTIMED)) {
+        if (p->wall) {
+            q = cli_fmt_u64(q, p->realtime0 + r->time_ns);
+        } else if (r->time_ns >= p->base_ns) {
+            q = cli_fmt_u64(q, r->time_ns - p->base_ns);
+        } else {
+            *q++ = '-';
+            q = cli_fmt_u64(q, p->base_ns - r->time_ns);
+        }
+    }
+    *q++ = ',';
+    q = cli_fmt_u64(q, r->ring);
+    *q++ = ',';
+    if (ri != NULL && ri->thread_id >= 0)
+        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+    *q++ = ',';
+    if (ev != NULL) {
+        q = cli_fmt_csv(q, ev->ptr, ev->len);
+        *q++ = ',';
+        q = cli_fmt_u64(q, r->event);
+        *q++ = ',';
+        q = cli_fmt_hex(q, r->data);
+    } else {
+        memcpy(q, "LOST,,", 6);
+        q += 6;
+    }
+    *q++ = ',';
+    if (tlen != 0)
+        q = cli_fmt_csv(q, ri->thread_name, tlen);
+    *q++ = ',';
+    if (ev != NULL) {
+        memcpy(q, "event,1", 7);
+        q += 7;
+    } else {
+        const char *k = cli_loss_kind_name(r->loss_kind);
+        size_t kl = strlen(k);
+        memcpy(q, k, kl);
+        q += kl;
+        *q++ = ',';
+        q = cli_fmt_u64(q, r->loss_count);
+    }
+    *q++ = ',';
+    q = fmt_flags_csv(q, r->flags);
+    *q++ = '\n';
+    p->out.len = (size_t)(q - p->out.buf);
+}
+
+static FLIGHTREC_COLD int start(struct print_ctx *p)
+{
+    const struct flightrec_stream_info *info = flightrec_client_info(p->client);
+
+    p->started = 1;
+    if (p->wall) {
+        if (!info->has_realtime) {
+            p->no_realtime = 1;
+            return 1;
+        }
+        p->realtime0 = info->realtime_ns_at_zero;
+    }
+    return 0;
+}
+
+static int on_record(const struct flightrec_record *r, void *arg)
+{
+    struct print_ctx *p = arg;
+    const struct flightrec_ring_info *ri = r->ring_info;
+    int untimed = (r->flags & FLIGHTREC_RECORD_UNTIMED) != 0;
+
+    if (FLIGHTREC_UNLIKELY(!p->started) && start(p) != 0)
+        return 1;
+    if (FLIGHTREC_UNLIKELY(!p->have_base) && !untimed) {
+        p->have_base = 1;
+        p->base_ns = r->time_ns;
+    }
+    if (p->filter_time) {
+        if (untimed || r->time_ns < p->base_ns ||
+            r->time_ns - p->base_ns < p->from_ns ||
+            r->time_ns - p->base_ns > p->to_ns)
+            return 0;
+    }
+    if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
+        !cli_event_filter_match(&p->events, r->event,
+                                flightrec_client_event_name(p->client,
+                                                            r->event)))
+        return 0;
+    if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
+        return 0;
+
+    if (p->csv)
+        write_csv(p, r, ri, ri != NULL ? strnlen(ri->thread_name,
+                                                 sizeof ri->thread_name)
+                                       : 0);
+    else
+        write_text(p, r);
+    return p->out.failed ? 1 : 0;
+}
+
+enum {
+    OPT_CSV = 256,
+    OPT_WALL,
+    OPT_EVENT,
+    OPT_THREAD,
+    OPT_FROM,
+    OPT_TO,
+    OPT_WINDOW
+};
+
+static const struct option long_options[] = {
+    { "csv", no_argument, NULL, OPT_CSV },
+    { "wall", no_argument, NULL, OPT_WALL },
+    { "event", required_argument, NULL, OPT_EVENT },
+    { "thread", required_argument, NULL, OPT_THREAD },
+    { "from", required_argument, NULL, OPT_FROM },
+    { "to", required_argument, NULL, OPT_TO },
+    { "window", required_argument, NULL, OPT_WINDOW },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+int cmd_print(int argc, char **argv)
+{
+    struct print_ctx *p = calloc(1, sizeof(*p));
+    struct cli_input in = { .fd = -1 };
+    uint64_t window_ns = 2000000000u;
+    int have_from = 0, have_to = 0;
+    int ret = CLI_FAIL;
+    int c;
+
+    cli_set_command("print");
+    if (p == NULL) {
+        cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
+        return CLI_FAIL;
+    }
+    cli_event_filter_init(&p->events);
+    cli_thread_filter_init(&p->threads);
+    p->to_ns = UINT64_MAX;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(usage, stdout);
+            ret = CLI_OK;
+            goto out;
+        case OPT_CSV:
+            p->csv = 1;
+            break;
+        case OPT_WALL:
+            p->wall = 1;
+            break;
+        case OPT_EVENT:
+            if (cli_event_filter_add(&p->events, optarg) != 0) {
+                ret = cli_usage_error(usage, "bad event list '%s'", optarg);
+                goto out;
+            }
+            break;
+        case OPT_THREAD:
+            if (cli_thread_filter_add(&p->threads, optarg) != 0) {
+                ret = cli_usage_error(usage, "bad thread '%s'", optarg);
+                goto out;
+            }
+            break;
+        case OPT_FROM:
+        case OPT_TO:
+        case OPT_WINDOW: {
+            uint64_t ns;
+            if (cli_parse_seconds(optarg, &ns) != 0) {
+                ret = cli_usage_error(usage, "bad time '%s' (seconds, e.g. "
+                                      "1.5)", optarg);
+                goto out;
+            }
+            if (c == OPT_FROM) {
+                p->from_ns = ns;
+                have_from = 1;
+            } else if (c == OPT_TO) {
+                p->to_ns = ns;
+                have_to = 1;
+            } else {
+                window_ns = ns;
+            }
+            break;
+        }
+        default:
+            ret = cli_bad_option(c, argv, usage);
+            goto out;
+        }
+    }
+    if (argc - optind > 1) {
+        ret = cli_usage_error(usage, "too many arguments");
+        goto out;
+    }
+    if (have_from && have_to && p->from_ns > p->to_ns) {
+        ret = cli_usage_error(usage, "--from is after --to");
+        goto out;
+    }
+    p->filter_time = have_from || have_to;
+
+    if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
+        goto out;
+    if (cli_out_init(&p->out, STDOUT_FILENO, 1u << 20) != 0) {
+        cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
+        goto out;
+    }
+    struct flightrec_client_options opt = {
+        .on_record = on_record,
+        .arg = p,
+        .merge = 1,
+        .merge_window_ns = cli_merge_window(&in, window_ns),
+    };
+    int rc = flightrec_client_create(&p->client, &opt);
+    if (rc != 0) {
+        cli_msg(CLI_ERROR, "%s", flightrec_strerror(rc));
+        goto out;
+    }
+    if (p->csv)
+        cli_out_write(&p->out, csv_header, sizeof csv_header - 1);
+
+    rc = cli_decode(&in, p->client);
+    cli_out_flush(&p->out);
+    if (p->no_realtime) {
+        cli_msg(CLI_ERROR, "%s: --wall: the stream has no realtime "
+                "reference", in.name);
+    } else if (p->out.failed) {
+        cli_msg(CLI_ERROR, "write error: %s", strerror(p->out.failed));
+    } else if (rc == 0) {
+        ret = CLI_OK;
+    }
+out:
+    cli_input_close(&in);
+    flightrec_client_destroy(p->client);
+    cli_out_free(&p->out);
+    cli_event_filter_free(&p->events);
+    cli_thread_filter_free(&p->threads);
+    free(p);
+    return ret;
+}

@@ -91,6 +91,22 @@ static int fail(struct ctf_sink *s, const char *what, const char *path)
     return -1;
 }
 
+static void packet_prefix(struct ctf_sink *s, struct ctf_stream *st,
+                          unsigned char *p, size_t len, uint64_t begin_ns,
+                          uint64_t end_ns, uint64_t discarded)
+{
+    put32(p, 0xC1FC1FC1u);
+    memcpy(p + 4, s->uuid, 16);
+    put32(p + 20, 0);
+    put64(p + 24, begin_ns);
+    put64(p + 32, end_ns);
+    put64(p + 40, (uint64_t)len * 8u);
+    put64(p + 48, (uint64_t)len * 8u);
+    put64(p + 56, st->seq++);
+    put64(p + 64, discarded);
+    put32(p + 72, st->ring);
+}
+
 /* Writes the open packet (or an empty one when len == 0) and resets. */
 static int flush_packet(struct ctf_sink *s, struct ctf_stream *st,
                         uint64_t end_ns)
@@ -99,16 +115,20 @@ static int flush_packet(struct ctf_sink *s, struct ctf_stream *st,
     if (st->len == 0)
         st->begin_ns = end_ns;
     unsigned char *p = st->buf;
-    put32(p, 0xC1FC1FC1u);
-    memcpy(p + 4, s->uuid, 16);
-    put32(p + 20, 0);
-    put64(p + 24, st->begin_ns);
-    put64(p + 32, end_ns);
-    put64(p + 40, (uint64_t)len * 8u);
-    put64(p + 48, (uint64_t)len * 8u);
-    put64(p + 56, st->seq++);
-    put64(p + 64, st->discarded);
-    put32(p + 72, st->ring);
+    if (st->seq == 0 && st->discarded != 0) {
+        /* Readers report an unknown count when a stream's first packet
+         * already counts losses: lead with an empty zero packet. */
+        unsigned char zero[FR_CTF_PREFIX];
+        packet_prefix(s, st, zero, sizeof zero, st->begin_ns, st->begin_ns,
+                      0);
+        if (fr_write_all(st->fd, zero, sizeof zero) != 0) {
+            fr_errorf(s->base.error, sizeof s->base.error,
+                      "writing CTF stream %" PRIu32 ": %s", st->ring,
+                      strerror(errno));
+            return -1;
+        }
+    }
+    packet_prefix(s, st, p, len, st->begin_ns, end_ns, st->discarded);
     st->len = 0;
     if (fr_write_all(st->fd, p, len) != 0) {
         fr_errorf(s->base.error, sizeof s->base.error,
@@ -379,10 +399,6 @@ static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
         if (!s->base.kernel && flush_malloc(s, st) != 0)
             return -1;
         st->last_ns = ns;
-        /* A stream whose first packet already counts losses makes readers
-         * report an unknown count; start it with a zero packet. */
-        if (st->seq == 0 && st->len == 0 && flush_packet(s, st, ns) != 0)
-            return -1;
         st->discarded += r->loss_count;
         return flush_packet(s, st, ns);
     }

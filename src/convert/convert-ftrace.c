@@ -51,7 +51,7 @@ static void track_comm(struct ft_sink *s, char *dst, size_t n,
         snprintf(dst, n, s->base.kernel ? "swapper/%" PRIu32 : "<idle>",
                  cpu);
     else
-        safe_comm(dst, n, t->name);
+        safe_comm(dst, n, t->comm);
 }
 
 /* Writes "TASK-PID [CPU] FLAGS TS: " */
@@ -63,7 +63,7 @@ static void prefix(struct ft_sink *s, const struct fr_ctx *c,
     if (t == NULL || t->idle)
         snprintf(comm, sizeof comm, "<idle>");
     else
-        safe_comm(comm, sizeof comm, t->name);
+        safe_comm(comm, sizeof comm, t->comm);
     uint32_t cpu = s->base.kernel ? c->cpu : 0;
     fr_out_printf(s->out, "%16s-%-7" PRId64 " [%03" PRIu32 "] %s %5" PRIu64
                   ".%09" PRIu64 ": ",

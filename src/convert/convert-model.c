@@ -71,6 +71,8 @@ static struct fr_track *get_track(struct fr_model *m, int kind, int64_t id,
     if (t != NULL) {
         if (name != NULL && name[0] != '\0' && strcmp(t->name, name) != 0) {
             snprintf(t->name, sizeof t->name, "%s", name);
+            if (kind != FR_TRACK_SIGNAL)
+                memcpy(t->comm, t->name, sizeof t->comm);
             *err = m->ops->track(m->w, t);
         }
         return t;
@@ -87,6 +89,7 @@ static struct fr_track *get_track(struct fr_model *m, int kind, int64_t id,
     t->cpu = cpu;
     t->idle = m->kernel && kind == FR_TRACK_THREAD && fr_rtems_is_idle(id);
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    memcpy(t->comm, t->name, sizeof t->comm);
     *err = m->ops->track(m->w, t);
     return t;
 }
@@ -274,6 +277,7 @@ static int user_record(struct fr_model *m, struct fr_mring *r,
                              tid, rec->ring, tname, &err);
         if (r->owner == NULL || err != 0)
             return -1;
+        snprintf(r->owner->comm, sizeof r->owner->comm, "%s", name);
     }
     c->thread = r->owner;
     c->in_irq = context != 0 || r->irq_depth > 0;

@@ -47,7 +47,8 @@ struct fr_track {
     int kind;
     int64_t tid;           /* thread id (RTEMS object id); -1 for CPU/IRQ */
     uint32_t cpu;          /* ring (flightrec) or processor (RTEMS) */
-    char name[64];
+    char name[64];         /* track name as viewers show it */
+    char comm[64];         /* the thread's own name (signal tracks too) */
     int idle;              /* RTEMS idle thread: shown as tid 0 */
     int depth;
     struct fr_slice stack[FR_MODEL_DEPTH];

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internal state of the stream decoder, shared by its files:
+ *   client.c        API, byte framing, item dispatch (the state machine)
+ *   client-time.c   tick/ns arithmetic, sync anchors, hold-back resolution
+ *   client-merge.c  delivery: per-ring queues and the k-way merge heap
+ *   client-names.c  event and thread names, the id maps
+ */
+#ifndef FLIGHTREC_CLIENT_INTERNAL_H
+#define FLIGHTREC_CLIENT_INTERNAL_H
+
+#include <flightrec/client.h>
+
+#include <stdint.h>
+
+/* Documented limits; all come with a clear error, never a crash. */
+#define FRC_RING_ID_LIMIT (1u << 24)       /* ring ids 0 .. 2^24 - 1 */
+#define FRC_HOLD_RING_MAX (1u << 22)       /* held items per ring */
+#define FRC_HOLD_TOTAL_MAX (1u << 24)      /* held items, all rings */
+#define FRC_ITEMS_PER_RING_MAX (1u << 30)  /* PER_CPU_COUNT / COUNT */
+#define FRC_NAME_MAX 64                    /* bytes incl. NUL; truncated */
+
+#define FRC_TIME_WRAP (1u << FLIGHTREC_TIME_BITS)
+
+/* What an item id means in the stream's numbering (one table per kind). */
+enum frc_action {
+    A_EVENT = 0,      /* a timed item the program recorded */
+    A_IGNORE,         /* untimed metadata nobody needs */
+    A_VERSION,
+    A_FREQUENCY,
+    A_FREQUENCY_HIGH,
+    A_COUNT,          /* PER_CPU_COUNT / v1 COUNT */
+    A_RING_COUNT,
+    A_PROC_MAX,
+    A_PROCESSOR,
+    A_THREAD_ID,
+    A_THREAD_NAME,
+    A_CONTEXT,
+    A_POSITION,
+    A_OVERFLOW,
+    A_DISCARD,
+    A_NAME_ID,
+    A_NAME,
+    A_PID,
+    A_RT_LOW,
+    A_RT_HIGH,
+    A_UP_LOW,
+    A_UP_HIGH,
+    A_TAIL,
+    A_HEAD,
+    A_INFO_ARCH,
+    A_INFO_BSP,
+    A_INFO_TOOLS,
+    A_INFO_OTHER,
+    A_EVENT_THREAD    /* RTEMS THREAD_CREATE: an event that heads a name */
+};
+
+/* A record waiting for its time or for its turn in the merge. */
+struct frc_rec {
+    uint64_t time;    /* ns once timed; in hold-back: 0 */
+    uint64_t data;    /* data word, or the loss count */
+    uint64_t offset;
+    uint32_t event;   /* event id, or the loss kind */
+    uint32_t field;   /* 22-bit time field (hold-back) */
+    uint16_t type;    /* enum flightrec_record_type */
+    uint16_t flags;
+};
+
+/* A growable FIFO of records (circular). */
+struct frc_queue {
+    struct frc_rec *buf;
+    size_t cap;       /* power of two or 0 */
+    size_t head;
+    size_t len;
+};
+
+struct frc_ring {
+    struct flightrec_ring_info info;
+    uint32_t index;        /* position in client->rings */
+
+    /* Time chain: valid when synced. */
+    int synced;
+    int fast;              /* fast path allowed (see frc_refresh_fast) */
+    uint32_t field;        /* 22-bit field of the last timed item */
+    uint64_t ticks;        /* flightrec: absolute uptime ticks */
+    uint64_t ns;           /* time of the chain position */
+    uint64_t rem;          /* remainder of ticks * 1e9 / f */
+    uint64_t floor;        /* last delivered time (monotonic floor) */
+    int has_floor;
+    int has_first;         /* info.first_ns is set */
+
+    /* UPTIME_LOW awaiting its UPTIME_HIGH. */
+    uint64_t seq;          /* ring items decoded */
+    uint64_t low_seq;
+    uint32_t low_value;
+    uint32_t low_field;
+    int has_low;
+
+    /* Chunk state. */
+    int in_header;         /* between PROCESSOR and the first ring item */
+    int has_position;
+    uint32_t position;     /* RING_POSITION of the current chunk */
+    uint32_t chunk_items;
+    int has_end;
+    uint32_t end;          /* position after the previous chunk */
+    uint64_t chunk_overflow;
+    uint64_t chunk_discard;
+    int has_v1_head;
+    uint32_t v1_head;
+    uint32_t v1_tail;
+    int has_v1_tail;
+
+    struct frc_queue held;  /* waiting for a sync (or losses for an item) */
+    size_t held_events;     /* EVENT records in held */
+    struct frc_queue ready; /* merge: timed, waiting for their turn */
+    size_t heap_pos;        /* index in the merge heap, or SIZE_MAX */
+};
+
+/* Open-addressing map from 64-bit keys to 32-bit values. */
+struct frc_map {
+    uint64_t *keys;
+    uint32_t *vals;   /* value + 1; 0 marks an empty slot */
+    size_t cap;
+    size_t len;
+};
+
+struct frc_thread {
+    int64_t id;
+    char name[FRC_NAME_MAX];
+};
+
+struct flightrec_client {
+    struct flightrec_client_options opt;
+    struct flightrec_stream_info info;
+    struct flightrec_client_totals totals;
+    unsigned char cls[FLIGHTREC_EVENT_COUNT]; /* enum frc_action per id */
+
+    /* Framing. */
+    uint64_t consumed;      /* bytes consumed so far */
+    unsigned char part[16]; /* bytes of an item split across feeds */
+    size_t part_len;
+    size_t item_size;
+    int big_endian;
+    int wide;
+    int header_done;        /* format word and magic read */
+    int finished;
+
+    /* Error (sticky). */
+    int error;
+    uint64_t error_offset;
+    char message[160];
+
+    /* Header facts. */
+    uint64_t freq_low;       /* FREQUENCY data (full on 64-bit formats) */
+    uint32_t freq_high;
+    int freq_locked;        /* a timed item used it; later changes ignored */
+    uint64_t freq;
+    int rtems;              /* RTEMS stream: unsigned steps, 32.32 uptime */
+    uint32_t step_limit;    /* steps >= this are backwards (flightrec) */
+    uint32_t rt_low;
+    int has_rt_low;
+    int64_t proc_max;       /* RTEMS PROCESSOR_MAXIMUM, -1 if unknown */
+
+    /* Fast exact division by the frequency (see client-time.c). */
+    uint64_t div_magic;
+    int div_shift;
+    int div_kind;           /* 0: by one, 1: shift, 2: magic */
+
+    /* Rings. */
+    struct frc_ring **rings;
+    size_t ring_count;
+    size_t ring_cap;
+    struct frc_map ring_map;   /* ring id -> index */
+    struct frc_ring *cur;      /* ring of the current chunk */
+    size_t held_total;
+
+    /* Name sequences: the item number the next name item must have. */
+    uint64_t item_no;
+    uint64_t name_next;
+    int name_kind;             /* 0 none, 1 thread, 2 event */
+    int64_t name_target;
+    char name_buf[FRC_NAME_MAX];
+    size_t name_len;
+    int name_done;
+    struct frc_ring *name_ring; /* ring whose thread_name follows, or NULL */
+    uint64_t info_next;
+    uint32_t info_event;
+    size_t info_len;
+    int info_done;
+
+    /* Names. */
+    char *event_names[FLIGHTREC_EVENT_COUNT]; /* registered, or NULL */
+    char (*gen_names)[16];                    /* "USER_n" made on demand */
+    struct frc_thread *threads;
+    size_t thread_count;
+    size_t thread_cap;
+    struct frc_map thread_map;
+
+    /* Merge. */
+    struct frc_ring **heap;
+    size_t heap_len;
+    size_t heap_cap;
+    uint64_t max_time;        /* latest time decoded */
+    uint64_t released;        /* latest time delivered by the merge */
+    int has_released;
+
+    struct flightrec_record rec; /* filled per delivery */
+};
+
+/* client.c */
+int frc_fail(struct flightrec_client *c, int code, uint64_t offset,
+             const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* client-time.c */
+uint64_t frc_muldiv(uint64_t a, uint64_t b, uint64_t d);
+uint64_t frc_muldiv_portable(uint64_t a, uint64_t b, uint64_t d);
+uint64_t frc_bt_to_ns(uint64_t bt);
+uint64_t frc_mulhi(uint64_t a, uint64_t b);
+void frc_set_divisor(struct flightrec_client *c, uint64_t d);
+void frc_refresh_fast(const struct flightrec_client *c, struct frc_ring *r);
+int frc_sync(struct flightrec_client *c, struct frc_ring *r, uint32_t field,
+             uint64_t value, uint64_t offset);
+void frc_break(struct frc_ring *r);
+int frc_timed_item(struct flightrec_client *c, struct frc_ring *r,
+                   uint32_t field, uint32_t event, uint64_t data,
+                   uint64_t offset);
+int frc_hold(struct flightrec_client *c, struct frc_ring *r,
+             const struct frc_rec *rec);
+int frc_flush_untimed(struct flightrec_client *c, struct frc_ring *r);
+
+/* Division by the frequency with the reciprocal frc_set_divisor() made
+ * (Granlund-Montgomery round-up variant): exact for every 64-bit x. */
+static inline uint64_t frc_div(const struct flightrec_client *c, uint64_t x)
+{
+    uint64_t t;
+
+    if (c->div_kind == 2) {
+#ifdef __SIZEOF_INT128__
+        t = (uint64_t)(((unsigned __int128)c->div_magic * x) >> 64);
+#else
+        t = frc_mulhi(c->div_magic, x);
+#endif
+        return (t + ((x - t) >> 1)) >> c->div_shift;
+    }
+    return c->div_kind == 1 ? x >> c->div_shift : x;
+}
+
+/* client-merge.c */
+int frc_queue_push(struct frc_queue *q, const struct frc_rec *rec);
+void frc_queue_free(struct frc_queue *q);
+int frc_emit(struct flightrec_client *c, struct frc_ring *r,
+             struct frc_rec *rec);
+int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
+                const struct frc_rec *rec);
+int frc_merge_drain(struct flightrec_client *c);
+void frc_merge_free(struct flightrec_client *c);
+
+/* client-names.c */
+int frc_map_get(const struct frc_map *m, uint64_t key, uint32_t *val);
+int frc_map_put(struct frc_map *m, uint64_t key, uint32_t val);
+void frc_map_free(struct frc_map *m);
+void frc_name_start(struct flightrec_client *c, int kind, int64_t target,
+                    struct frc_ring *ring);
+int frc_name_item(struct flightrec_client *c, uint64_t data);
+void frc_info_item(struct flightrec_client *c, uint32_t action,
+                   uint64_t data);
+void frc_names_free(struct flightrec_client *c);
+
+#endif

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Names: packed name sequences (THREAD_NAME, EVENT_NAME, RTEMS info
+ * strings), the per-stream event name table in the stream's numbering, the
+ * thread name table, and the small hash map used for ring and thread ids.
+ */
+#include "client-internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event-table.h"
+
+static size_t slot(uint64_t key, size_t cap)
+{
+    key ^= key >> 33;
+    key *= UINT64_C(0xff51afd7ed558ccd);
+    key ^= key >> 33;
+    return (size_t)key & (cap - 1);
+}
+
+int frc_map_get(const struct frc_map *m, uint64_t key, uint32_t *val)
+{
+    if (m->cap == 0)
+        return 0;
+    for (size_t i = slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->vals[i] == 0)
+            return 0;
+        if (m->keys[i] == key) {
+            *val = m->vals[i] - 1;
+            return 1;
+        }
+    }
+}
+
+int frc_map_put(struct frc_map *m, uint64_t key, uint32_t val)
+{
+    if (2 * (m->len + 1) > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint64_t *keys = calloc(cap, sizeof(*keys));
+        uint32_t *vals = calloc(cap, sizeof(*vals));
+        if (keys == NULL || vals == NULL) {
+            free(keys);
+            free(vals);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->vals[i] == 0)
+                continue;
+            size_t j = slot(m->keys[i], cap);
+            while (vals[j] != 0)
+                j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            vals[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    size_t i = slot(key, m->cap);
+    while (m->vals[i] != 0 && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (m->vals[i] == 0)
+        m->len++;
+    m->keys[i] = key;
+    m->vals[i] = val + 1;
+    return 0;
+}
+
+void frc_map_free(struct frc_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+/* Appends the bytes of a packed data word (least significant first) to a
+ * NUL-terminated buffer of @a cap bytes; returns 1 once a NUL was seen. */
+static int unpack(char *buf, size_t cap, size_t *len, uint64_t data,
+                  size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++) {
+        char ch = (char)(data >> (8 * i));
+        if (ch == '\0')
+            return 1;
+        if (*len + 1 < cap)
+            buf[(*len)++] = ch;
+    }
+    buf[*len] = '\0';
+    return 0;
+}
+
+static struct frc_thread *thread_slot(struct flightrec_client *c, int64_t id)
+{
+    uint32_t i;
+
+    if (frc_map_get(&c->thread_map, (uint64_t)id, &i))
+        return &c->threads[i];
+    if (c->thread_count == c->thread_cap) {
+        size_t cap = c->thread_cap ? c->thread_cap * 2 : 16;
+        struct frc_thread *t = realloc(c->threads, cap * sizeof(*t));
+        if (t == NULL)
+            return NULL;
+        c->threads = t;
+        c->thread_cap = cap;
+    }
+    if (frc_map_put(&c->thread_map, (uint64_t)id, (uint32_t)c->thread_count))
+        return NULL;
+    struct frc_thread *t = &c->threads[c->thread_count++];
+    t->id = id;
+    t->name[0] = '\0';
+    return t;
+}
+
+void frc_name_start(struct flightrec_client *c, int kind, int64_t target,
+                    struct frc_ring *ring)
+{
+    c->name_kind = kind;
+    c->name_target = target;
+    c->name_len = 0;
+    c->name_buf[0] = '\0';
+    c->name_done = 0;
+    c->name_ring = ring;
+    c->name_next = c->item_no + 1;
+}
+
+/* One name item: continues the sequence only if it follows its head or the
+ * previous name item directly; stray name items are ignored. */
+int frc_name_item(struct flightrec_client *c, uint64_t data)
+{
+    char *dst;
+
+    if (c->name_kind == 0 || c->item_no != c->name_next)
+        return 0;
+    c->name_next = c->item_no + 1;
+    if (c->name_done)
+        return 0;
+    c->name_done = unpack(c->name_buf, sizeof(c->name_buf), &c->name_len,
+                          data, (size_t)c->item_size - 4);
+    c->name_buf[c->name_len] = '\0';
+    if (c->name_kind == 2) {
+        uint32_t id = (uint32_t)c->name_target;
+        if (c->event_names[id] == NULL) {
+            c->event_names[id] = malloc(FRC_NAME_MAX);
+            if (c->event_names[id] == NULL)
+                return -1;
+        }
+        dst = c->event_names[id];
+    } else {
+        struct frc_thread *t = thread_slot(c, c->name_target);
+        if (t == NULL)
+            return -1;
+        dst = t->name;
+        if (c->name_ring != NULL)
+            memcpy(c->name_ring->info.thread_name, c->name_buf,
+                   c->name_len + 1);
+    }
+    memcpy(dst, c->name_buf, c->name_len + 1);
+    return 0;
+}
+
+/* RTEMS info strings: a run of consecutive items of one id. */
+void frc_info_item(struct flightrec_client *c, uint32_t action, uint64_t data)
+{
+    char *dst;
+    size_t cap;
+
+    switch (action) {
+    case A_INFO_ARCH:
+        dst = c->info.arch;
+        cap = sizeof(c->info.arch);
+        break;
+    case A_INFO_BSP:
+        dst = c->info.bsp;
+        cap = sizeof(c->info.bsp);
+        break;
+    case A_INFO_TOOLS:
+        dst = c->info.tools;
+        cap = sizeof(c->info.tools);
+        break;
+    default:
+        return;
+    }
+    if (c->item_no != c->info_next || c->info_event != action) {
+        c->info_len = 0;
+        c->info_done = 0;
+        dst[0] = '\0';
+    }
+    c->info_next = c->item_no + 1;
+    c->info_event = action;
+    if (!c->info_done)
+        c->info_done = unpack(dst, cap, &c->info_len, data,
+                              (size_t)c->item_size - 4);
+}
+
+void frc_names_free(struct flightrec_client *c)
+{
+    for (size_t i = 0; i < FLIGHTREC_EVENT_COUNT; i++)
+        free(c->event_names[i]);
+    free(c->gen_names);
+    free(c->threads);
+    frc_map_free(&c->thread_map);
+}
+
+static const char *system_name(const flightrec_client *c, uint32_t event)
+{
+    if (event >= 512)
+        return NULL;
+    if (c->info.kind == FLIGHTREC_STREAM_RTEMS_V1)
+        return flightrec__v1_names[event];
+    /* Ids from 342 on are flightrec's own; RTEMS v10 leaves them unused. */
+    if (c->info.kind == FLIGHTREC_STREAM_RTEMS_V10 &&
+        event > FLIGHTREC_EV_WRITEV_EXIT)
+        return NULL;
+    return flightrec__v10_names[event];
+}
+
+const char *flightrec_client_event_name(const flightrec_client *client,
+                                        uint32_t event)
+{
+    struct flightrec_client *c = (struct flightrec_client *)client;
+    const char *name;
+
+    if (c == NULL)
+        return "";
+    event &= FLIGHTREC_EVENT_MASK;
+    if (c->event_names[event] != NULL)
+        return c->event_names[event];
+    name = system_name(c, event);
+    if (name != NULL)
+        return name;
+    if (c->gen_names == NULL) {
+        c->gen_names = calloc(FLIGHTREC_EVENT_COUNT, sizeof(*c->gen_names));
+        if (c->gen_names == NULL)
+            return event >= 512 ? "USER" : "SYSTEM";
+    }
+    if (c->gen_names[event][0] == '\0') {
+        if (event >= 512)
+            snprintf(c->gen_names[event], sizeof(c->gen_names[event]),
+                     "USER_%u", (unsigned)(event - 512));
+        else
+            snprintf(c->gen_names[event], sizeof(c->gen_names[event]),
+                     "SYSTEM_%u", (unsigned)event);
+    }
+    return c->gen_names[event];
+}
+
+const char *flightrec_client_thread_name(const flightrec_client *client,
+                                         int64_t thread_id)
+{
+    uint32_t i;
+
+    if (client == NULL ||
+        !frc_map_get(&client->thread_map, (uint64_t)thread_id, &i))
+        return NULL;
+    return client->threads[i].name;
+}
+
+/* Parses "<prefix><n>" with n in 0..max; returns n or -1. */
+static int numbered(const char *name, const char *prefix, long max)
+{
+    size_t n = strlen(prefix);
+    char *end;
+    long v;
+
+    if (strncmp(name, prefix, n) != 0 || name[n] < '0' || name[n] > '9')
+        return -1;
+    v = strtol(name + n, &end, 10);
+    if (*end != '\0' || v < 0 || v > max)
+        return -1;
+    return (int)v;
+}
+
+int flightrec_client_event_id(const flightrec_client *client,
+                              const char *name)
+{
+    int n;
+
+    if (client == NULL || name == NULL)
+        return -1;
+    for (uint32_t i = 0; i < FLIGHTREC_EVENT_COUNT; i++) {
+        if (client->event_names[i] != NULL &&
+            strcmp(client->event_names[i], name) == 0)
+            return (int)i;
+    }
+    for (uint32_t i = 0; i < 512; i++) {
+        const char *s = system_name(client, i);
+        if (s != NULL && strcmp(s, name) == 0)
+            return (int)i;
+    }
+    n = numbered(name, "USER_", 511);
+    if (n >= 0)
+        return n + 512;
+    return numbered(name, "SYSTEM_", 511);
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Decoder: loss accounting, merge, many rings, chunking invariance. */
+#include <stdio.h>
+#include <string.h>
+
+#include <flightrec/client.h>
+
+#include "decode-util.h"
+#include "stream-vector.h"
+#include "test.h"
+
+#define NS UINT64_C(1000000000)
+
+static void check_loss(const struct trec *r, uint32_t kind, uint64_t count,
+                       uint64_t time)
+{
+    CHECK_EQ_U(r->type, FLIGHTREC_RECORD_LOSS);
+    CHECK_EQ_U(r->loss_kind, kind);
+    CHECK_EQ_U(r->loss_count, count);
+    CHECK_EQ_U(r->time_ns, time);
+}
+
+/* Chunk 1 of ring 0: position 0, a sync and 4 events (6 ring items). */
+static void first_chunk(struct fr_vec *v)
+{
+    fr_vec_flightrec_header(v, NS, 1, 64, 1, 0);
+    fr_vec_flightrec_chunk(v, 0, 7, "t", 0, 0, 0, 0);
+    fr_vec_uptime(v, 0, 1000);
+    for (uint32_t i = 1; i <= 4; i++)
+        fr_vec_item(v, i * 10, FLIGHTREC_USER(0), i);
+}
+
+static void decode_checked(struct tresult *res, const struct fr_vec *v)
+{
+    struct tresult other;
+    struct topts o = {.chunking = 1};
+
+    tdecode(res, v->buf, v->len, NULL);
+    CHECK_EQ_I(res->finish_rc, 0);
+    tdecode(&other, v->buf, v->len, &o);
+    tcompare(res, &other);
+    tresult_free(&other);
+}
+
+/* Flight mode: items overwritten between chunks.  The loss breaks the time
+ * chain; the next chunk's items wait for its sync and are timed backwards;
+ * the LOSS record takes the time of the ring's next item. */
+TEST(overflow)
+{
+    struct fr_vec v;
+    struct tresult res;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    first_chunk(&v);
+    fr_vec_flightrec_chunk(&v, 0, 7, "t", 0, 20, 14, 0);
+    fr_vec_item(&v, 5000, FLIGHTREC_USER(1), 5);
+    fr_vec_item(&v, 5100, FLIGHTREC_USER(1), 6);
+    fr_vec_uptime(&v, 5200, 90000);
+    fr_vec_item(&v, 5300, FLIGHTREC_USER(1), 7);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.n, 8);
+    check_loss(&res.recs[4], FLIGHTREC_LOSS_OVERFLOW, 14, 89800);
+    CHECK_EQ_U(res.recs[5].time_ns, 89800);
+    CHECK_EQ_U(res.recs[6].time_ns, 89900);
+    CHECK_EQ_U(res.recs[7].time_ns, 90100);
+    CHECK_EQ_U(res.totals.overflow, 14);
+    CHECK_EQ_U(res.totals.missing, 0);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* Positions skip more than the overflow explains: chunks are missing. */
+TEST(missing)
+{
+    struct fr_vec v;
+    struct tresult res;
+    struct topts o = {.keep = 1};
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_64);
+    first_chunk(&v);
+    fr_vec_flightrec_chunk(&v, 0, 7, "t", 0, 30, 4, 0);
+    fr_vec_uptime(&v, 5200, 90000);
+    fr_vec_item(&v, 5300, FLIGHTREC_USER(1), 7);
+    /* 3 ring items: the next chunk continues at 33 */
+    fr_vec_flightrec_chunk(&v, 0, 7, "t", 0, 33, 0, 0);
+    fr_vec_item(&v, 5400, FLIGHTREC_USER(1), 8);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.n, 8);
+    check_loss(&res.recs[4], FLIGHTREC_LOSS_OVERFLOW, 4, 90100);
+    check_loss(&res.recs[5], FLIGHTREC_LOSS_MISSING, 20, 90100);
+    CHECK_EQ_U(res.recs[6].time_ns, 90100);
+    CHECK_EQ_U(res.recs[7].time_ns, 90200); /* continuity kept */
+    CHECK_EQ_U(res.totals.missing, 20);
+    tresult_free(&res);
+    tdecode(&res, v.buf, v.len, &o);
+    const struct flightrec_ring_info *ri = flightrec_client_ring(res.client, 0);
+    CHECK_EQ_U(ri->overflow, 4);
+    CHECK_EQ_U(ri->missing, 20);
+    CHECK_EQ_U(ri->discard, 0);
+    CHECK_EQ_U(ri->events, 6);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* Discard mode: dropped items were never in the ring; the time chain
+ * goes on without a sync. */
+TEST(discard)
+{
+    struct fr_vec v;
+    struct tresult res;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    first_chunk(&v);
+    fr_vec_flightrec_chunk(&v, 0, 7, "t", 0, 6, 0, 9);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(1), 5);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.n, 6);
+    check_loss(&res.recs[4], FLIGHTREC_LOSS_DISCARD, 9, 1100);
+    CHECK_EQ_U(res.recs[5].time_ns, 1100);
+    CHECK_EQ_U(res.totals.discard, 9);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* A position behind the previous chunk's end is a re-read: no loss. */
+TEST(rewind)
+{
+    struct fr_vec v;
+    struct tresult res;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_32);
+    first_chunk(&v);
+    fr_vec_flightrec_chunk(&v, 0, 7, "t", 0, 2, 0, 0);
+    fr_vec_item(&v, 20, FLIGHTREC_USER(0), 2);
+    fr_vec_item(&v, 30, FLIGHTREC_USER(0), 3);
+    fr_vec_uptime(&v, 35, 1035);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.n, 6);
+    CHECK_EQ_U(res.recs[4].type, FLIGHTREC_RECORD_EVENT);
+    CHECK_EQ_U(res.recs[4].time_ns, 1020);
+    CHECK_EQ_U(res.recs[5].time_ns, 1030);
+    CHECK_EQ_U(res.totals.overflow + res.totals.missing, 0);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* RTEMS v10 PER_CPU_OVERFLOW; a loss at the very end takes the ring's
+ * previous time. */
+TEST(rtems_v10_overflow)
+{
+    struct fr_vec v;
+    struct tresult res;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_VERSION, 10);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_FREQUENCY, NS);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PROCESSOR, 0);
+    fr_vec_uptime(&v, 0, UINT64_C(1) << 32);
+    fr_vec_item(&v, 10, FLIGHTREC_USER(0), 0);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PROCESSOR, 0);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PER_CPU_OVERFLOW, 5);
+    fr_vec_item(&v, 500, FLIGHTREC_USER(0), 1); /* chain broken: held */
+    fr_vec_uptime(&v, 600, UINT64_C(2) << 32);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PROCESSOR, 0);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PER_CPU_OVERFLOW, 3);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.n, 4);
+    CHECK_EQ_U(res.recs[0].time_ns, NS + 10);
+    check_loss(&res.recs[1], FLIGHTREC_LOSS_OVERFLOW, 5, 2 * NS - 100);
+    CHECK_EQ_U(res.recs[2].time_ns, 2 * NS - 100);
+    check_loss(&res.recs[3], FLIGHTREC_LOSS_OVERFLOW, 3, 2 * NS - 100);
+    CHECK_EQ_U(res.totals.overflow, 8);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+static void v1_chunk(struct fr_vec *v, uint32_t tail, uint32_t head)
+{
+    fr_vec_item(v, 0, FLIGHTREC_V1_PROCESSOR, 0);
+    fr_vec_item(v, 0, FLIGHTREC_V1_TAIL, tail);
+    fr_vec_item(v, 0, FLIGHTREC_V1_HEAD, head);
+}
+
+/* RTEMS v1: overflow and missing chunks from successive TAIL/HEAD. */
+TEST(rtems_v1_tail_head)
+{
+    struct fr_vec v;
+    struct tresult res;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_32);
+    fr_vec_item(&v, 0, FLIGHTREC_V1_VERSION, 1);
+    fr_vec_item(&v, 0, FLIGHTREC_V1_COUNT, 16);
+    fr_vec_item(&v, 0, FLIGHTREC_V1_FREQUENCY, 1000000);
+    v1_chunk(&v, 0, 5);
+    fr_vec_item(&v, 5, FLIGHTREC_V1_UPTIME_LOW, 0);
+    fr_vec_item(&v, 5, FLIGHTREC_V1_UPTIME_HIGH, 1);
+    for (uint32_t i = 0; i < 3; i++)
+        fr_vec_item(&v, 10 + i, FLIGHTREC_V1_USER_0, i);
+    /* 25 produced, a 16-item ring hands out 15: 10 overwritten */
+    v1_chunk(&v, 5, 30);
+    for (uint32_t i = 0; i < 13; i++)
+        fr_vec_item(&v, 100 + i, FLIGHTREC_V1_USER_0, 100 + i);
+    fr_vec_item(&v, 113, FLIGHTREC_V1_UPTIME_LOW, 0);
+    fr_vec_item(&v, 113, FLIGHTREC_V1_UPTIME_HIGH, 2);
+    /* the chunk for 30..40 never arrived */
+    v1_chunk(&v, 40, 41);
+    fr_vec_item(&v, 200, FLIGHTREC_V1_USER_0, 200);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.totals.overflow, 10);
+    CHECK_EQ_U(res.totals.missing, 10);
+    CHECK_EQ_U(res.totals.events, 17);
+    CHECK_EQ_U(res.n, 19);
+    check_loss(&res.recs[3], FLIGHTREC_LOSS_OVERFLOW, 10, 2 * NS - 13000);
+    CHECK_EQ_U(res.recs[4].time_ns, 2 * NS - 13000);
+    /* no sync after it: the loss takes the ring's previous time */
+    check_loss(&res.recs[17], FLIGHTREC_LOSS_MISSING, 10, 2 * NS - 1000);
+    CHECK_EQ_U(res.recs[17].flags, 0);
+    CHECK_EQ_U(res.recs[18].flags, FLIGHTREC_RECORD_UNTIMED);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* Rings a, b, c each with events at their own times; chunks in any order. */
+static void three_rings(struct fr_vec *v)
+{
+    fr_vec_flightrec_header(v, NS, 3, 64, 1, 0);
+    for (uint32_t round = 0; round < 3; round++) {
+        for (uint32_t ring = 0; ring < 3; ring++) {
+            fr_vec_flightrec_chunk(v, ring, 10 + ring, "r", 0, round * 11,
+                                   0, 0);
+            uint64_t t0 = round * 10000 + ring * 3000;
+            fr_vec_uptime(v, 0, t0);
+            for (uint32_t i = 1; i <= 9; i++)
+                fr_vec_item(v, i * 100, FLIGHTREC_USER(ring), t0 + i * 100);
+        }
+    }
+}
+
+TEST(merge_order)
+{
+    struct fr_vec v;
+    struct tresult res, one;
+    struct topts o = {.merge = 1};
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    three_rings(&v);
+    tdecode(&res, v.buf, v.len, &o);
+    CHECK_EQ_I(res.finish_rc, 0);
+    CHECK_EQ_U(res.n, 81);
+    for (size_t i = 0; i < res.n; i++) {
+        CHECK_EQ_U(res.recs[i].data, res.recs[i].time_ns);
+        CHECK_EQ_U(res.recs[i].flags, 0);
+        if (i > 0)
+            CHECK(res.recs[i - 1].time_ns < res.recs[i].time_ns);
+    }
+    o.chunking = 1;
+    tdecode(&one, v.buf, v.len, &o);
+    tcompare(&res, &one);
+    tresult_free(&one);
+    tresult_free(&res);
+
+    /* equal times: ring order of first appearance */
+    fr_vec_free(&v);
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, NS, 2, 64, 1, 0);
+    fr_vec_flightrec_chunk(&v, 5, 1, "a", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 100);
+    fr_vec_item(&v, 10, FLIGHTREC_USER(5), 0);
+    fr_vec_flightrec_chunk(&v, 2, 1, "a", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 100);
+    fr_vec_item(&v, 10, FLIGHTREC_USER(2), 0);
+    fr_vec_item(&v, 5, FLIGHTREC_USER(2), 0);
+    o.chunking = 0;
+    tdecode(&res, v.buf, v.len, &o);
+    CHECK_EQ_U(res.n, 3);
+    CHECK_EQ_U(res.recs[0].ring, 5);
+    CHECK_EQ_U(res.recs[1].ring, 2);
+    CHECK_EQ_U(res.recs[2].ring, 2);
+    CHECK_EQ_U(res.recs[2].flags, FLIGHTREC_RECORD_CLAMPED);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* A bounded window releases early; what comes after its turn is LATE. */
+TEST(merge_window_late)
+{
+    struct fr_vec v;
+    struct tresult res;
+    struct topts o = {.merge = 1, .window = 1000};
+    size_t late = 0;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, NS, 2, 64, 1, 0);
+    fr_vec_flightrec_chunk(&v, 0, 1, "a", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 0);
+    for (uint32_t i = 1; i <= 100; i++)
+        fr_vec_item(&v, i * 100, FLIGHTREC_USER(0), i * 100); /* ..10000 */
+    fr_vec_flightrec_chunk(&v, 1, 2, "b", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 8500);
+    for (uint32_t i = 0; i < 10; i++)
+        fr_vec_item(&v, i * 100, FLIGHTREC_USER(1), 8500 + i * 100);
+    tdecode(&res, v.buf, v.len, &o);
+    CHECK_EQ_I(res.finish_rc, 0);
+    CHECK_EQ_U(res.n, 110);
+    /* ring 0 released through 9000 before ring 1 arrived */
+    for (size_t i = 0; i < res.n; i++) {
+        CHECK_EQ_U(res.recs[i].data, res.recs[i].time_ns);
+        if (res.recs[i].flags & FLIGHTREC_RECORD_LATE) {
+            CHECK_EQ_U(res.recs[i].ring, 1);
+            CHECK(res.recs[i].time_ns < 9000);
+            late++;
+        }
+    }
+    CHECK_EQ_U(late, 5); /* 8500 .. 8900 */
+    CHECK_EQ_U(res.totals.late, 5);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+TEST(rings_5000)
+{
+    struct fr_vec v;
+    struct tresult res;
+    struct topts o = {.keep = 1, .merge = 1};
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, NS, 5000, 64, 1, 0);
+    for (uint32_t r = 0; r < 5000; r++) {
+        fr_vec_flightrec_chunk(&v, r, 1000 + r, "worker", r & 1, 0, 0, 0);
+        fr_vec_uptime(&v, 0, 5000 - r);
+        fr_vec_item(&v, 1, FLIGHTREC_USER(0), r);
+        fr_vec_item(&v, 2, FLIGHTREC_USER(1), r);
+    }
+    tdecode(&res, v.buf, v.len, &o);
+    CHECK_EQ_I(res.finish_rc, 0);
+    CHECK_EQ_U(res.n, 10000);
+    CHECK_EQ_U(res.totals.rings, 5000);
+    CHECK_EQ_U(flightrec_client_ring_count(res.client), 5000);
+    for (size_t i = 0; i < 5000; i++) {
+        const struct flightrec_ring_info *ri =
+            flightrec_client_ring(res.client, i);
+        CHECK_EQ_U(ri->id, i);
+        CHECK_EQ_I(ri->thread_id, 1000 + (int64_t)i);
+        CHECK_EQ_U(ri->context, i & 1);
+        CHECK_EQ_U(ri->events, 2);
+    }
+    for (size_t i = 1; i < res.n; i++)
+        CHECK(res.recs[i - 1].time_ns <= res.recs[i].time_ns);
+    CHECK_EQ_U(res.recs[0].ring, 4999);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
+/* Any chunking gives the same records, merged or not, with losses,
+ * hold-back, names and a truncated end. */
+TEST(chunking_invariance)
+{
+    struct fr_vec v;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_64);
+    three_rings(&v);
+    fr_vec_name(&v, FLIGHTREC_EV_EVENT_NAME_ID, 600, FLIGHTREC_EV_EVENT_NAME,
+                "name", 8);
+    fr_vec_flightrec_chunk(&v, 1, 11, "r", 0, 40, 3, 2);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(7), 1);
+    fr_vec_uptime(&v, 200, 50000);
+    fr_vec_item(&v, 300, FLIGHTREC_USER(7), 2);
+    fr_vec_flightrec_chunk(&v, 2, 12, "r", 0, 20, 0, 0);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(7), 3);
+    fr_vec_u32(&v, 0x1234); /* truncated item */
+    for (int merge = 0; merge < 2; merge++) {
+        for (uint64_t window = 0; window < 3000; window += 1500) {
+            struct tresult whole;
+            struct topts o = {.merge = merge, .window = window};
+            tdecode(&whole, v.buf, v.len, &o);
+            CHECK_EQ_I(whole.finish_rc, FLIGHTREC_ETRUNC);
+            CHECK(whole.n > 80);
+            for (int ch = 1; ch < 40; ch++) {
+                struct tresult other;
+                o.chunking = ch;
+                tdecode(&other, v.buf, v.len, &o);
+                tcompare(&whole, &other);
+                tresult_free(&other);
+            }
+            tresult_free(&whole);
+        }
+    }
+    fr_vec_free(&v);
+}
+
+TEST_MAIN(TEST_ENTRY(overflow), TEST_ENTRY(missing), TEST_ENTRY(discard),
+          TEST_ENTRY(rewind), TEST_ENTRY(rtems_v10_overflow),
+          TEST_ENTRY(rtems_v1_tail_head), TEST_ENTRY(merge_order),
+          TEST_ENTRY(merge_window_late), TEST_ENTRY(rings_5000),
+          TEST_ENTRY(chunking_invariance))

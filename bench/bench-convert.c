@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bench-convert [EVENTS] [BABELTRACE_EVENTS]
+ *
+ * For each format: events/s of the writer alone (records handed to the
+ * sink) and end to end (stream bytes through the decoder into the sink),
+ * then the time babeltrace2 takes to print a smaller CTF trace we wrote.
+ * Outputs go to a scratch directory under $TMPDIR (or /tmp).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <flightrec/events.h>
+#include <flightrec/format.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convert.h"
+
+#define RINGS 4u
+#define CHUNK 4096u
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*----- a generated flightrec stream (LE_64) -----*/
+
+struct gen {
+    unsigned char *buf;
+    size_t len, cap;
+};
+
+static void item(struct gen *g, uint32_t t22, uint32_t ev, uint64_t data)
+{
+    if (g->len + 12 > g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 1 << 20;
+        g->buf = realloc(g->buf, g->cap);
+        if (g->buf == NULL)
+            abort();
+    }
+    uint32_t w = FLIGHTREC_TIME_EVENT(t22 & FLIGHTREC_TIME_MASK, ev);
+    memcpy(g->buf + g->len, &w, 4);
+    memcpy(g->buf + g->len + 4, &data, 8);
+    g->len += 12;
+}
+
+/* The event mix of a typical user-space recording. */
+static void pick(uint64_t i, uint32_t *ev, uint64_t *data)
+{
+    static const uint32_t mix[8] = {
+        FLIGHTREC_USER(1), FLIGHTREC_EV_MALLOC_ENTRY, FLIGHTREC_EV_MALLOC_EXIT,
+        FLIGHTREC_EV_MUTEX_LOCK_ENTRY, FLIGHTREC_EV_MUTEX_LOCK_EXIT,
+        FLIGHTREC_EV_MUTEX_UNLOCK, FLIGHTREC_EV_FREE_ENTRY,
+        FLIGHTREC_EV_FREE_EXIT
+    };
+    *ev = mix[i & 7];
+    *data = (*ev == FLIGHTREC_EV_MALLOC_ENTRY) ? 64 : 0x10000 + (i & ~7ull);
+}
+
+static struct gen make_stream(uint64_t events)
+{
+    struct gen g = { NULL, 0, 0 };
+    uint32_t w = FLIGHTREC_FORMAT_LE_64, magic = FLIGHTREC_MAGIC;
+    g.cap = (size_t)(events * 12 * 11 / 10 + 4096);
+    g.buf = malloc(g.cap);
+    memcpy(g.buf, &w, 4);
+    memcpy(g.buf + 4, &magic, 4);
+    g.len = 8;
+    item(&g, 0, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
+    item(&g, 0, FLIGHTREC_EV_RING_COUNT, RINGS);
+    item(&g, 0, FLIGHTREC_EV_PER_CPU_COUNT, 65536);
+    item(&g, 0, FLIGHTREC_EV_FREQUENCY, 1000000000u);
+    item(&g, 0, FLIGHTREC_EV_PROCESS_ID, 1234);
+    uint64_t per_ring = events / RINGS, done = 0;
+    uint32_t pos[RINGS] = { 0 };
+    while (done < per_ring) {
+        uint64_t n = per_ring - done < CHUNK ? per_ring - done : CHUNK;
+        for (uint32_t r = 0; r < RINGS; r++) {
+            item(&g, 0, FLIGHTREC_EV_PROCESSOR, r);
+            item(&g, 0, FLIGHTREC_EV_THREAD_ID, 1000 + r);
+            item(&g, 0, FLIGHTREC_EV_THREAD_NAME, 0x726f6b726f77ull + r);
+            item(&g, 0, FLIGHTREC_EV_THREAD_NAME, 0);
+            item(&g, 0, FLIGHTREC_EV_RING_CONTEXT, 0);
+            item(&g, 0, FLIGHTREC_EV_RING_POSITION, pos[r]);
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t k = done + i;
+                uint64_t ticks = 1000 + k * 40 + r * 10;
+                if (i % 256 == 0) {
+                    item(&g, (uint32_t)ticks, FLIGHTREC_EV_UPTIME_LOW,
+                         (uint32_t)ticks);
+                    item(&g, (uint32_t)ticks, FLIGHTREC_EV_UPTIME_HIGH,
+                         ticks >> 32);
+                    pos[r] += 2;
+                }
+                uint32_t ev;
+                uint64_t data;
+                pick(k, &ev, &data);
+                item(&g, (uint32_t)ticks, ev, data);
+                pos[r]++;
+            }
+        }
+        done += n;
+    }
+    return g;
+}
+
+/*----- sink alone -----*/
+
+static struct flightrec_stream_info bench_info;
+static char user_name[32];
+
+static const char *bench_event_name(void *arg, uint32_t event)
+{
+    (void)arg;
+    static const char *const known[] = {
+        [FLIGHTREC_EV_MALLOC_ENTRY] = "MALLOC_ENTRY",
+        [FLIGHTREC_EV_MALLOC_EXIT] = "MALLOC_EXIT",
+        [FLIGHTREC_EV_FREE_ENTRY] = "FREE_ENTRY",
+        [FLIGHTREC_EV_FREE_EXIT] = "FREE_EXIT",
+        [FLIGHTREC_EV_MUTEX_LOCK_ENTRY] = "MUTEX_LOCK_ENTRY",
+        [FLIGHTREC_EV_MUTEX_LOCK_EXIT] = "MUTEX_LOCK_EXIT",
+        [FLIGHTREC_EV_MUTEX_UNLOCK] = "MUTEX_UNLOCK",
+    };
+    if (event < sizeof known / sizeof known[0] && known[event] != NULL)
+        return known[event];
+    snprintf(user_name, sizeof user_name, "EVENT_%u", event);
+    return user_name;
+}
+
+static double sink_only(int format, const char *path, uint64_t events)
+{
+    char err[256];
+    struct fr_sink *sink;
+    if (fr_sink_create(&sink, format, path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+    struct fr_source src = { &bench_info, bench_event_name, NULL, NULL };
+    struct flightrec_ring_info rings[RINGS];
+    memset(rings, 0, sizeof rings);
+    for (uint32_t r = 0; r < RINGS; r++) {
+        rings[r].id = r;
+        rings[r].thread_id = 1000 + r;
+        snprintf(rings[r].thread_name, sizeof rings[r].thread_name,
+                 "worker%u", r);
+    }
+    double t0 = now();
+    if (fr_sink_begin(sink, &src) != 0)
+        exit(1);
+    struct flightrec_record rec = { 0 };
+    for (uint64_t i = 0; i < events; i++) {
+        uint32_t r = (uint32_t)(i % RINGS);
+        rec.ring = r;
+        rec.ring_info = &rings[r];
+        rec.time_ns = 1000 + i * 10;
+        pick(i / RINGS, &rec.event, &rec.data);
+        if (fr_sink_record(sink, &rec) != 0) {
+            fprintf(stderr, "%s\n", sink->error);
+            exit(1);
+        }
+    }
+    if (fr_sink_end(sink) != 0) {
+        fprintf(stderr, "%s\n", sink->error);
+        exit(1);
+    }
+    double t = now() - t0;
+    fr_sink_destroy(sink);
+    return (double)events / t;
+}
+
+static double end_to_end(int format, const char *path, const struct gen *g,
+                         uint64_t *records)
+{
+    char err[256];
+    struct fr_sink *sink;
+    if (fr_sink_create(&sink, format, path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+    struct fr_convert_stats stats;
+    double t0 = now();
+    if (fr_convert_buffer(g->buf, g->len, sink, &stats, err, sizeof err)) {
+        fprintf(stderr, "convert: %s\n", err);
+        exit(1);
+    }
+    double t = now() - t0;
+    fr_sink_destroy(sink);
+    *records = stats.records;
+    return (double)stats.records / t;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t events = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000;
+    uint64_t bt_events = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char base[512];
+    snprintf(base, sizeof base, "%s/bench-convert-%d", tmp, (int)getpid());
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+    if (system(cmd) != 0)
+        return 1;
+    bench_info.kind = FLIGHTREC_STREAM_FLIGHTREC;
+    bench_info.frequency = 1000000000u;
+    bench_info.process_id = 1234;
+
+    printf("generating a %" PRIu64 "-event stream ...\n", events);
+    struct gen g = make_stream(events);
+    printf("%-9s %16s %22s\n", "format", "writer (Mev/s)",
+           "decode+write (Mev/s)");
+    static const int formats[] = { FR_FORMAT_CTF, FR_FORMAT_PERFETTO,
+                                   FR_FORMAT_FTRACE, FR_FORMAT_JSON };
+    for (size_t i = 0; i < 4; i++) {
+        char path[640];
+        snprintf(path, sizeof path, "%s/out-%s", base,
+                 fr_format_name(formats[i]));
+        double w = sink_only(formats[i], path, events);
+        uint64_t records;
+        double e = end_to_end(formats[i], path, &g, &records);
+        printf("%-9s %16.1f %22.1f\n", fr_format_name(formats[i]), w / 1e6,
+               e / 1e6);
+        if (records != events)
+            printf("  (decoder delivered %" PRIu64 " records)\n", records);
+    }
+
+    /* babeltrace2 reading a CTF trace we wrote, for scale. */
+    struct gen small = make_stream(bt_events);
+    char dir[640];
+    snprintf(dir, sizeof dir, "%s/bt-ctf", base);
+    uint64_t records;
+    end_to_end(FR_FORMAT_CTF, dir, &small, &records);
+    snprintf(cmd, sizeof cmd, "babeltrace2 '%s' > /dev/null", dir);
+    double t0 = now();
+    int rc = system(cmd);
+    double t = now() - t0;
+    if (rc == 0)
+        printf("babeltrace2 printing our CTF: %" PRIu64 " events in %.2f s "
+               "= %.2f Mev/s\n", records, t, (double)records / t / 1e6);
+    else
+        printf("babeltrace2 not available or failed (%d)\n", rc);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    if (system(cmd) != 0)
+        return 1;
+    free(g.buf);
+    free(small.buf);
+    return 0;
+}

@@ -1,0 +1,4 @@
+# bench-convert: events/s of each converter format, sink alone and through
+# the decoder, and babeltrace2 reading the CTF it wrote.
+add_executable(bench-convert bench-convert.c)
+target_link_libraries(bench-convert PRIVATE flightrec_convert)

@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * CTF 1.8 writer: a directory with `metadata` and one data stream file per
+ * ring (per CPU for RTEMS streams).  Each stream is written as a sequence of
+ * packets of at most FR_CTF_PACKET bytes, so memory is one packet buffer per
+ * ring whatever the trace length.  Losses close the current packet and raise
+ * the cumulative `events_discarded`, which babeltrace2 and Trace Compass
+ * turn into "discarded events" themselves.
+ *
+ * RTEMS streams are shaped like an LTTng kernel trace (sched_switch,
+ * irq_handler_*, syscall_*), flightrec streams like an LTTng-UST trace with
+ * vtid/procname context on every event.  The metadata is written last,
+ * because user event names can be registered anywhere in the stream.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <flightrec/events.h>
+
+#include "convert-events.h"
+#include "convert-map.h"
+#include "convert-out.h"
+#include "convert.h"
+
+#define FR_CTF_PACKET (64u * 1024u)
+/* Packet header (24) + packet context (52). */
+#define FR_CTF_PREFIX 76u
+/* Largest event: header 12 + context 4 + 64 + payload 56. */
+#define FR_CTF_EVENT_MAX 160u
+
+enum {
+    CLS_SCHED_SWITCH = FR_EVENT_IDS,
+    CLS_IRQ_ENTRY,
+    CLS_IRQ_EXIT,
+    CLS_SCHED_WAKING,
+    CLS_MALLOC,
+    CLS_FREE,
+    CLS_FUNC_ENTRY,
+    CLS_FUNC_EXIT,
+    CLS_COUNT
+};
+
+struct ctf_stream {
+    uint32_t ring;
+    int fd;
+    uint64_t last_ns;        /* per-stream time never decreases */
+    uint64_t begin_ns;       /* timestamp_begin of the open packet */
+    uint64_t seq;            /* packet_seq_num of the next packet */
+    uint64_t discarded;      /* cumulative events_discarded */
+    size_t len;              /* bytes in buf, 0 = no open packet */
+    /* UST context cache */
+    int64_t tid;
+    size_t plen;             /* procname bytes including NUL */
+    char procname[64];
+    /* kernel state (RTEMS CPU) */
+    int64_t cur_tid;         /* running thread (RTEMS id), -1 unknown */
+    int64_t out_tid;         /* last switched out, -1 none */
+    /* UST state: pending malloc size */
+    int malloc_pending;
+    uint64_t malloc_size;
+    uint64_t malloc_ns;
+    unsigned char buf[FR_CTF_PACKET];
+};
+
+struct ctf_sink {
+    struct fr_sink base;
+    char *dir;
+    struct fr_map streams;
+    struct ctf_stream *cache;    /* last used stream */
+    struct fr_events ev;
+    uint8_t used[CLS_COUNT];
+    unsigned char uuid[16];
+    int little;
+};
+
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static int fail(struct ctf_sink *s, const char *what, const char *path)
+{
+    fr_errorf(s->base.error, sizeof s->base.error, "%s %s: %s", what, path,
+             strerror(errno));
+    return -1;
+}
+
+static void packet_prefix(struct ctf_sink *s, struct ctf_stream *st,
+                          unsigned char *p, size_t len, uint64_t begin_ns,
+                          uint64_t end_ns, uint64_t discarded)
+{
+    put32(p, 0xC1FC1FC1u);
+    memcpy(p + 4, s->uuid, 16);
+    put32(p + 20, 0);
+    put64(p + 24, begin_ns);
+    put64(p + 32, end_ns);
+    put64(p + 40, (uint64_t)len * 8u);
+    put64(p + 48, (uint64_t)len * 8u);
+    put64(p + 56, st->seq++);
+    put64(p + 64, discarded);
+    put32(p + 72, st->ring);
+}
+
+/* Writes the open packet (or an empty one when len == 0) and resets. */
+static int flush_packet(struct ctf_sink *s, struct ctf_stream *st,
+                        uint64_t end_ns)
+{
+    size_t len = st->len ? st->len : FR_CTF_PREFIX;
+    if (st->len == 0)
+        st->begin_ns = end_ns;
+    unsigned char *p = st->buf;
+    if (st->seq == 0 && st->discarded != 0) {
+        /* Readers report an unknown count when a stream's first packet
+         * already counts losses: lead with an empty zero packet. */
+        unsigned char zero[FR_CTF_PREFIX];
+        packet_prefix(s, st, zero, sizeof zero, st->begin_ns, st->begin_ns,
+                      0);
+        if (fr_write_all(st->fd, zero, sizeof zero) != 0) {
+            fr_errorf(s->base.error, sizeof s->base.error,
+                      "writing CTF stream %" PRIu32 ": %s", st->ring,
+                      strerror(errno));
+            return -1;
+        }
+    }
+    packet_prefix(s, st, p, len, st->begin_ns, end_ns, st->discarded);
+    st->len = 0;
+    if (fr_write_all(st->fd, p, len) != 0) {
+        fr_errorf(s->base.error, sizeof s->base.error,
+                 "writing CTF stream %" PRIu32 ": %s", st->ring,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
+{
+    struct ctf_stream *st = s->cache;
+    if (st != NULL && st->ring == ring)
+        return st;
+    st = fr_map_get(&s->streams, ring);
+    if (st == NULL) {
+        st = malloc(sizeof *st);
+        if (st == NULL) {
+            fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
+            return NULL;
+        }
+        memset(st, 0, offsetof(struct ctf_stream, buf));
+        st->ring = ring;
+        st->tid = -2;
+        st->cur_tid = -1;
+        st->out_tid = -1;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stream_%" PRIu32, s->dir, ring);
+        st->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (st->fd < 0) {
+            fail(s, "cannot create", path);
+            free(st);
+            return NULL;
+        }
+        if (fr_map_put(&s->streams, ring, st) != 0) {
+            close(st->fd);
+            free(st);
+            fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
+            return NULL;
+        }
+    }
+    s->cache = st;
+    return st;
+}
+
+/* Starts an event of class @a cls at @a ns; returns where its payload goes
+ * (after the UST context), or NULL on a write error. */
+static unsigned char *event_begin(struct ctf_sink *s, struct ctf_stream *st,
+                                  uint32_t cls, uint64_t ns)
+{
+    if (st->len + FR_CTF_EVENT_MAX > FR_CTF_PACKET &&
+        flush_packet(s, st, st->last_ns) != 0)
+        return NULL;
+    if (st->len == 0) {
+        st->len = FR_CTF_PREFIX;
+        st->begin_ns = ns;
+    }
+    s->used[cls] = 1;
+    unsigned char *p = st->buf + st->len;
+    put32(p, cls);
+    put64(p + 4, ns);
+    p += 12;
+    if (!s->base.kernel) {
+        int32_t vtid = (int32_t)st->tid;
+        memcpy(p, &vtid, 4);
+        memcpy(p + 4, st->procname, st->plen);
+        p += 4 + st->plen;
+    }
+    return p;
+}
+
+static void event_end(struct ctf_stream *st, const unsigned char *end)
+{
+    st->len = (size_t)(end - st->buf);
+}
+
+static int put_generic(struct ctf_sink *s, struct ctf_stream *st,
+                       uint32_t cls, uint64_t ns, uint64_t data)
+{
+    unsigned char *p = event_begin(s, st, cls, ns);
+    if (p == NULL)
+        return -1;
+    put64(p, data);
+    event_end(st, p + 8);
+    return 0;
+}
+
+static void comm16(struct ctf_sink *s, struct ctf_stream *st, int64_t tid,
+                   unsigned char *dst)
+{
+    memset(dst, 0, 16);
+    if (tid < 0)
+        return;
+    if (fr_rtems_is_idle(tid)) {
+        snprintf((char *)dst, 16, "swapper/%" PRIu32, st->ring);
+        return;
+    }
+    const char *name = NULL;
+    if (s->base.src->thread_name != NULL)
+        name = s->base.src->thread_name(s->base.src->arg, tid);
+    char tmp[24];
+    if (name == NULL || name[0] == '\0') {
+        snprintf(tmp, sizeof tmp, "0x%08" PRIx64, (uint64_t)tid & 0xffffffffu);
+        name = tmp;
+    }
+    memcpy(dst, name, strnlen(name, 15));
+}
+
+static int32_t kernel_tid(int64_t tid)
+{
+    if (tid < 0 || fr_rtems_is_idle(tid))
+        return 0;
+    return (int32_t)tid;
+}
+
+static int kernel_record(struct ctf_sink *s, struct ctf_stream *st,
+                         const struct flightrec_record *r, uint64_t ns)
+{
+    unsigned char *p;
+    uint32_t ev = r->event;
+    switch (s->ev.role[ev]) {
+    case FR_ROLE_SWITCH_OUT:
+        st->out_tid = (int64_t)r->data;
+        return 0;
+    case FR_ROLE_SWITCH_IN: {
+        int64_t prev = st->out_tid >= 0 ? st->out_tid : st->cur_tid;
+        int64_t next = (int64_t)r->data;
+        p = event_begin(s, st, CLS_SCHED_SWITCH, ns);
+        if (p == NULL)
+            return -1;
+        int32_t prio = 20;
+        int64_t state = fr_rtems_is_idle(prev) ? 0x402 : 0;
+        int32_t t;
+        comm16(s, st, prev, p);
+        t = kernel_tid(prev);
+        memcpy(p + 16, &t, 4);
+        memcpy(p + 20, &prio, 4);
+        memcpy(p + 24, &state, 8);
+        comm16(s, st, next, p + 32);
+        t = kernel_tid(next);
+        memcpy(p + 48, &t, 4);
+        memcpy(p + 52, &prio, 4);
+        event_end(st, p + 56);
+        st->cur_tid = next;
+        st->out_tid = -1;
+        return 0;
+    }
+    case FR_ROLE_IRQ_ENTRY: {
+        p = event_begin(s, st, CLS_IRQ_ENTRY, ns);
+        if (p == NULL)
+            return -1;
+        int32_t irq = (int32_t)r->data;
+        memcpy(p, &irq, 4);
+        p[4] = '\0';   /* no handler names in the stream */
+        event_end(st, p + 5);
+        return 0;
+    }
+    case FR_ROLE_IRQ_EXIT: {
+        p = event_begin(s, st, CLS_IRQ_EXIT, ns);
+        if (p == NULL)
+            return -1;
+        int32_t irq = (int32_t)r->data, ret = 1;
+        memcpy(p, &irq, 4);
+        memcpy(p + 4, &ret, 4);
+        event_end(st, p + 8);
+        return 0;
+    }
+    case FR_ROLE_UNBLOCK: {
+        p = event_begin(s, st, CLS_SCHED_WAKING, ns);
+        if (p == NULL)
+            return -1;
+        int32_t t = kernel_tid((int64_t)r->data), prio = 20;
+        int32_t cpu = (int32_t)st->ring;
+        comm16(s, st, (int64_t)r->data, p);
+        memcpy(p + 16, &t, 4);
+        memcpy(p + 20, &prio, 4);
+        memcpy(p + 24, &cpu, 4);
+        event_end(st, p + 28);
+        return 0;
+    }
+    default:
+        return put_generic(s, st, ev, ns, r->data);
+    }
+}
+
+/* An unmatched MALLOC_ENTRY is kept as a plain event (at its time, or the
+ * stream's last time if later events were written meanwhile). */
+static int flush_malloc(struct ctf_sink *s, struct ctf_stream *st)
+{
+    if (!st->malloc_pending)
+        return 0;
+    st->malloc_pending = 0;
+    uint64_t ns = st->malloc_ns > st->last_ns ? st->malloc_ns : st->last_ns;
+    return put_generic(s, st, FLIGHTREC_EV_MALLOC_ENTRY, ns, st->malloc_size);
+}
+
+static int ust_record(struct ctf_sink *s, struct ctf_stream *st,
+                      const struct flightrec_record *r, uint64_t ns)
+{
+    unsigned char *p;
+    uint32_t ev = r->event;
+    switch (s->ev.role[ev]) {
+    case FR_ROLE_MALLOC_ENTRY:
+        if (flush_malloc(s, st) != 0)
+            return -1;
+        /* LTTng's malloc event comes after the call with size and result:
+         * hold the size until the exit. */
+        st->malloc_pending = 1;
+        st->malloc_size = r->data;
+        st->malloc_ns = ns;
+        return 0;
+    case FR_ROLE_MALLOC_EXIT: {
+        if (!st->malloc_pending)
+            return put_generic(s, st, ev, ns, r->data);
+        st->malloc_pending = 0;
+        p = event_begin(s, st, CLS_MALLOC, ns);
+        if (p == NULL)
+            return -1;
+        put64(p, st->malloc_size);
+        put64(p + 8, r->data);
+        event_end(st, p + 16);
+        return 0;
+    }
+    case FR_ROLE_FREE_ENTRY:
+        return put_generic(s, st, CLS_FREE, ns, r->data);
+    case FR_ROLE_FREE_EXIT:
+        return 0;   /* carries nothing: free() returns void */
+    case FR_ROLE_FUNC_ENTRY:
+    case FR_ROLE_FUNC_EXIT:
+        p = event_begin(s, st,
+                        s->ev.role[ev] == FR_ROLE_FUNC_ENTRY ? CLS_FUNC_ENTRY
+                                                             : CLS_FUNC_EXIT,
+                        ns);
+        if (p == NULL)
+            return -1;
+        put64(p, r->data);
+        put64(p + 8, 0);   /* the call site is not recorded */
+        event_end(st, p + 16);
+        return 0;
+    default:
+        return put_generic(s, st, ev, ns, r->data);
+    }
+}
+
+static void refresh_context(struct ctf_stream *st,
+                            const struct flightrec_ring_info *ri)
+{
+    int64_t tid = ri ? ri->thread_id : -1;
+    const char *name = ri ? ri->thread_name : "";
+    if (tid == st->tid && memcmp(name, st->procname, st->plen) == 0)
+        return;
+    st->tid = tid;
+    size_t n = strnlen(name, sizeof st->procname - 1);
+    memcpy(st->procname, name, n);
+    st->procname[n] = '\0';
+    st->plen = n + 1;
+}
+
+static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
+{
+    struct ctf_sink *s = (struct ctf_sink *)base;
+    struct ctf_stream *st = get_stream(s, r->ring);
+    if (st == NULL)
+        return -1;
+    uint64_t ns = r->time_ns > st->last_ns ? r->time_ns : st->last_ns;
+    if (r->type == FLIGHTREC_RECORD_LOSS) {
+        if (!s->base.kernel && flush_malloc(s, st) != 0)
+            return -1;
+        st->last_ns = ns;
+        st->discarded += r->loss_count;
+        return flush_packet(s, st, ns);
+    }
+    if (r->event >= FR_EVENT_IDS)
+        return 0;
+    st->last_ns = ns;
+    if (s->base.kernel)
+        return kernel_record(s, st, r, ns);
+    refresh_context(st, r->ring_info);
+    if (st->malloc_pending && s->ev.role[r->event] != FR_ROLE_MALLOC_EXIT &&
+        flush_malloc(s, st) != 0)
+        return -1;
+    return ust_record(s, st, r, ns);
+}
+
+/*----- metadata -----*/
+
+static void tsdl_string(struct fr_out *o, const char *s)
+{
+    fr_out_str(o, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fr_out_printf(o, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fr_out_printf(o, "\\x%02x", c);   /* keep the line well-formed */
+        else
+            fr_out_write(o, s, 1);
+    }
+    fr_out_str(o, "\"");
+}
+
+static void event_class(struct ctf_sink *s, struct fr_out *o, uint32_t cls)
+{
+    static const struct {
+        const char *name, *fields;
+    } fixed[] = {
+        { "sched_switch",
+          "ch _prev_comm[16]; s32 _prev_tid; s32 _prev_prio; "
+          "s64 _prev_state; ch _next_comm[16]; s32 _next_tid; "
+          "s32 _next_prio;" },
+        { "irq_handler_entry", "s32 _irq; string _name;" },
+        { "irq_handler_exit", "s32 _irq; s32 _ret;" },
+        { "sched_waking",
+          "ch _comm[16]; s32 _tid; s32 _prio; s32 _target_cpu;" },
+        { "lttng_ust_libc:malloc", "u64 _size; x64 _ptr;" },
+        { "lttng_ust_libc:free", "x64 _ptr;" },
+        { "lttng_ust_cyg_profile:func_entry", "x64 _addr; x64 _call_site;" },
+        { "lttng_ust_cyg_profile:func_exit", "x64 _addr; x64 _call_site;" },
+    };
+    const struct fr_source *src = s->base.src;
+    fr_out_str(o, "event {\n    name = ");
+    const char *fields = "x64 _data;";
+    if (cls >= FR_EVENT_IDS) {
+        tsdl_string(o, fixed[cls - FR_EVENT_IDS].name);
+        fields = fixed[cls - FR_EVENT_IDS].fields;
+    } else if (s->base.kernel && s->ev.syscall[cls]) {
+        char name[64];
+        int entry = s->ev.role[cls] == FR_ROLE_PAIR_ENTRY;
+        snprintf(name, sizeof name, "syscall_%s_%s", entry ? "entry" : "exit",
+                 s->ev.base[cls]);
+        tsdl_string(o, name);
+        if (!entry)
+            fields = "s64 _ret;";
+    } else {
+        tsdl_string(o, src->event_name(src->arg, cls));
+    }
+    fr_out_printf(o, ";\n    id = %" PRIu32 ";\n    stream_id = 0;\n"
+                     "    fields := struct { %s };\n};\n\n", cls, fields);
+}
+
+static int write_metadata(struct ctf_sink *s)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/metadata", s->dir);
+    struct fr_out *o = fr_out_open(path);
+    if (o == NULL)
+        return fail(s, "cannot create", path);
+    const struct flightrec_stream_info *info = s->base.src->info;
+    fr_out_str(o,
+        "/* CTF 1.8 */\n"
+        "/* written by flightrec convert */\n\n"
+        "typealias integer { size = 8; align = 8; signed = false; } := u8;\n"
+        "typealias integer { size = 8; align = 8; signed = false; "
+        "encoding = UTF8; } := ch;\n"
+        "typealias integer { size = 32; align = 8; signed = false; } := u32;\n"
+        "typealias integer { size = 32; align = 8; signed = true; } := s32;\n"
+        "typealias integer { size = 64; align = 8; signed = false; } := u64;\n"
+        "typealias integer { size = 64; align = 8; signed = true; } := s64;\n"
+        "typealias integer { size = 64; align = 8; signed = false; "
+        "base = 16; } := x64;\n"
+        "typealias integer { size = 64; align = 8; signed = false; "
+        "map = clock.monotonic.value; } := ts64;\n\n");
+    const unsigned char *u = s->uuid;
+    fr_out_printf(o,
+        "trace {\n    major = 1;\n    minor = 8;\n"
+        "    uuid = \"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+        "%02x%02x%02x%02x%02x%02x\";\n"
+        "    byte_order = %s;\n"
+        "    packet.header := struct { u32 magic; u8 uuid[16]; "
+        "u32 stream_id; };\n};\n\n",
+        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+        u[11], u[12], u[13], u[14], u[15], s->little ? "le" : "be");
+    fr_out_str(o, "env {\n");
+    if (s->base.kernel) {
+        fr_out_str(o, "    domain = \"kernel\";\n"
+                      "    tracer_name = \"lttng-modules\";\n"
+                      "    tracer_major = 2;\n    tracer_minor = 12;\n"
+                      "    tracer_patchlevel = 0;\n"
+                      "    sysname = \"Linux\";\n"
+                      "    kernel_release = \"5\";\n"
+                      "    kernel_version = \"0\";\n"
+                      "    hostname = ");
+        tsdl_string(o, info->bsp[0] ? info->bsp : "rtems");
+        fr_out_str(o, ";\n    trace_buffering_scheme = \"global\";\n");
+        if (info->arch[0]) {
+            fr_out_str(o, "    rtems_arch = ");
+            tsdl_string(o, info->arch);
+            fr_out_str(o, ";\n");
+        }
+    } else {
+        fr_out_printf(o, "    domain = \"ust\";\n"
+                         "    tracer_name = \"lttng-ust\";\n"
+                         "    tracer_major = 2;\n    tracer_minor = 12;\n"
+                         "    tracer_patchlevel = 0;\n"
+                         "    trace_buffering_scheme = \"pid\";\n"
+                         "    hostname = \"flightrec\";\n"
+                         "    vpid = %" PRId64 ";\n",
+                      info->process_id);
+    }
+    fr_out_printf(o, "    flightrec_stream_version = %" PRIu32 ";\n",
+                  info->version);
+    fr_out_str(o, "};\n\n");
+    uint64_t off = info->has_realtime ? info->realtime_ns_at_zero : 0;
+    fr_out_printf(o,
+        "clock {\n    name = \"monotonic\";\n"
+        "    description = \"%s\";\n"
+        "    freq = 1000000000;\n    precision = 1;\n"
+        "    offset_s = %" PRIu64 ";\n    offset = %" PRIu64 ";\n"
+        "    absolute = %s;\n};\n\n",
+        info->has_realtime ? "uptime of the recording, epoch-based"
+                           : "uptime of the recording",
+        off / 1000000000u, off % 1000000000u,
+        info->has_realtime ? "true" : "false");
+    fr_out_printf(o,
+        "stream {\n    id = 0;\n"
+        "    packet.context := struct {\n"
+        "        ts64 timestamp_begin; ts64 timestamp_end;\n"
+        "        u64 content_size; u64 packet_size;\n"
+        "        u64 packet_seq_num; u64 events_discarded;\n"
+        "        u32 cpu_id;\n    };\n"
+        "    event.header := struct { u32 id; ts64 timestamp; };\n%s"
+        "};\n\n",
+        s->base.kernel ? ""
+                       : "    event.context := struct { s32 _vtid; "
+                         "string _procname; };\n");
+    for (uint32_t cls = 0; cls < CLS_COUNT; cls++)
+        if (s->used[cls])
+            event_class(s, o, cls);
+    if (fr_out_close(o) != 0)
+        return fail(s, "cannot write", path);
+    return 0;
+}
+
+static void flush_one(void *val, void *arg)
+{
+    struct ctf_stream *st = val;
+    struct ctf_sink *s = arg;
+    if (st->fd < 0)
+        return;
+    if (!s->base.kernel && s->base.error[0] == '\0' && flush_malloc(s, st))
+        return;
+    if (st->len > 0 && s->base.error[0] == '\0')
+        flush_packet(s, st, st->last_ns);
+    if (close(st->fd) != 0 && s->base.error[0] == '\0')
+        fail(s, "cannot close stream", "");
+    st->fd = -1;
+}
+
+static int ctf_end(struct fr_sink *base)
+{
+    struct ctf_sink *s = (struct ctf_sink *)base;
+    fr_map_each(&s->streams, flush_one, s);
+    if (s->base.error[0] != '\0')
+        return -1;
+    return write_metadata(s);
+}
+
+static void free_one(void *val, void *arg)
+{
+    struct ctf_stream *st = val;
+    (void)arg;
+    if (st->fd >= 0)
+        close(st->fd);
+    free(st);
+}
+
+static void ctf_destroy(struct fr_sink *base)
+{
+    struct ctf_sink *s = (struct ctf_sink *)base;
+    fr_map_each(&s->streams, free_one, NULL);
+    fr_map_free(&s->streams);
+    free(s->dir);
+    free(s);
+}
+
+static int ctf_begin(struct fr_sink *base)
+{
+    struct ctf_sink *s = (struct ctf_sink *)base;
+    const struct flightrec_stream_info *info = base->src->info;
+    fr_events_init(&s->ev, base->src);
+    /* A UUID that depends on the recording, so one input always converts
+     * to the same bytes (reproducible outputs, simple tests). */
+    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t seed[3] = { info->realtime_ns_at_zero, (uint64_t)info->process_id,
+                         info->frequency };
+    for (size_t i = 0; i < 16; i++) {
+        h ^= seed[i % 3] >> (8 * (i / 3));
+        h *= 0x100000001b3ull;
+        s->uuid[i] = (unsigned char)(h >> 32);
+    }
+    s->uuid[6] = (unsigned char)((s->uuid[6] & 0x0f) | 0x40);
+    s->uuid[8] = (unsigned char)((s->uuid[8] & 0x3f) | 0x80);
+    return 0;
+}
+
+static const struct fr_sink_ops ctf_ops = {
+    ctf_begin, ctf_record, ctf_end, ctf_destroy
+};
+
+/* Removes what an earlier conversion wrote, so stale stream files never mix
+ * with new ones (readers take every file in the directory as a stream). */
+static int clean_dir(const char *dir, char *err, size_t err_size)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        fr_errorf(err, err_size, "cannot open %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (strcmp(e->d_name, "metadata") != 0 &&
+            strncmp(e->d_name, "stream_", 7) != 0) {
+            fr_errorf(err, err_size,
+                     "%s is not empty (holds %s): not a CTF output directory",
+                     dir, e->d_name);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        rewinddir(d);
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int fr_ctf_create(struct fr_sink **out, const char *dir, char *err,
+                  size_t err_size)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fr_errorf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (clean_dir(dir, err, err_size) != 0)
+        return -1;
+    struct ctf_sink *s = calloc(1, sizeof *s);
+    if (s == NULL || (s->dir = strdup(dir)) == NULL) {
+        free(s);
+        fr_errorf(err, err_size, "out of memory");
+        return -1;
+    }
+    s->base.ops = &ctf_ops;
+    fr_map_init(&s->streams);
+    const uint16_t one = 1;
+    s->little = *(const unsigned char *)&one == 1;
+    *out = &s->base;
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Small open-addressing maps used by the writers: ring id -> per-ring state,
+ * and (for heap accounting) pointer -> size with a fixed capacity. */
+#ifndef FLIGHTREC_CONVERT_MAP_H
+#define FLIGHTREC_CONVERT_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* uint64 key -> pointer; grows; keys are arbitrary (0 allowed). */
+struct fr_map {
+    uint64_t *keys;
+    void **vals;
+    size_t cap;      /* power of two, 0 when empty */
+    size_t count;
+};
+
+void fr_map_init(struct fr_map *m);
+void fr_map_free(struct fr_map *m);
+/* The value stored for @a key, or NULL. */
+void *fr_map_get(const struct fr_map *m, uint64_t key);
+/* Stores @a val (non-NULL) for @a key; returns 0 or -1 (no memory). */
+int fr_map_put(struct fr_map *m, uint64_t key, void *val);
+/* Calls @a fn for every value (order unspecified). */
+void fr_map_each(const struct fr_map *m, void (*fn)(void *val, void *arg),
+                 void *arg);
+
+/* Bounded pointer -> size table with deletion (heap accounting).  When full,
+ * new allocations are not tracked and counted in @c dropped. */
+struct fr_heap {
+    uint64_t *ptrs;      /* 0 = empty slot, 1 = deleted */
+    uint64_t *sizes;
+    size_t cap;
+    size_t used;         /* live + deleted slots */
+    size_t live;         /* live slots */
+    uint64_t in_use;     /* bytes allocated and not freed */
+    uint64_t dropped;    /* allocations not tracked (table full) */
+    uint64_t unknown_frees; /* frees of pointers not tracked */
+};
+
+int fr_heap_init(struct fr_heap *h, size_t cap);
+void fr_heap_free(struct fr_heap *h);
+void fr_heap_alloc(struct fr_heap *h, uint64_t ptr, uint64_t size);
+/* Returns 1 if @a ptr was tracked (in_use changed). */
+int fr_heap_release(struct fr_heap *h, uint64_t ptr);
+
+#endif

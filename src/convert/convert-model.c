@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#define _POSIX_C_SOURCE 200809L
+#include "convert-model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fr_mring {
+    uint32_t ring;
+    uint64_t last_ns;
+    /* flightrec: the ring's owner as last seen */
+    int64_t tid;
+    uint32_t context;
+    size_t nlen;
+    char name[64];
+    struct fr_track *owner;
+    /* RTEMS processor */
+    struct fr_track *running;
+    int64_t out_tid;
+    struct fr_track *cpu_track;
+    struct fr_track *irq_track;
+    int irq_depth;
+    /* malloc size waiting for its exit */
+    uint64_t malloc_size;
+};
+
+int fr_model_init(struct fr_model *m, const struct fr_model_ops *ops, void *w,
+                  const struct fr_source *src, int kernel)
+{
+    memset(m, 0, sizeof *m);
+    m->ops = ops;
+    m->w = w;
+    m->src = src;
+    m->kernel = kernel;
+    m->next_uuid = 16;
+    fr_events_init(&m->ev, src);
+    fr_map_init(&m->rings);
+    fr_map_init(&m->tracks);
+    return fr_heap_init(&m->heap, FR_MODEL_HEAP_CAP);
+}
+
+static void free_val(void *val, void *arg)
+{
+    (void)arg;
+    free(val);
+}
+
+void fr_model_free(struct fr_model *m)
+{
+    fr_map_each(&m->rings, free_val, NULL);
+    fr_map_each(&m->tracks, free_val, NULL);
+    fr_map_free(&m->rings);
+    fr_map_free(&m->tracks);
+    fr_heap_free(&m->heap);
+}
+
+static uint64_t track_key(int kind, int64_t id)
+{
+    return ((uint64_t)kind << 60) ^ ((uint64_t)id & 0x0fffffffffffffffull);
+}
+
+/* Finds or creates a track; @a name is used on creation (and renames a
+ * thread track when it differs). */
+static struct fr_track *get_track(struct fr_model *m, int kind, int64_t id,
+                                  uint32_t cpu, const char *name, int *err)
+{
+    uint64_t key = track_key(kind, id);
+    struct fr_track *t = fr_map_get(&m->tracks, key);
+    if (t != NULL) {
+        if (name != NULL && name[0] != '\0' && strcmp(t->name, name) != 0) {
+            snprintf(t->name, sizeof t->name, "%s", name);
+            if (kind != FR_TRACK_SIGNAL)
+                memcpy(t->comm, t->name, sizeof t->comm);
+            *err = m->ops->track(m->w, t);
+        }
+        return t;
+    }
+    t = calloc(1, sizeof *t);
+    if (t == NULL || fr_map_put(&m->tracks, key, t) != 0) {
+        free(t);
+        *err = -1;
+        return NULL;
+    }
+    t->uuid = m->next_uuid++;
+    t->kind = kind;
+    t->tid = kind == FR_TRACK_CPU || kind == FR_TRACK_IRQ ? -1 : id;
+    t->cpu = cpu;
+    t->idle = m->kernel && kind == FR_TRACK_THREAD && fr_rtems_is_idle(id);
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    memcpy(t->comm, t->name, sizeof t->comm);
+    *err = m->ops->track(m->w, t);
+    return t;
+}
+
+static struct fr_track *rtems_thread(struct fr_model *m, struct fr_mring *r,
+                                     int64_t tid, int *err)
+{
+    char buf[64];
+    const char *name = NULL;
+    if (m->src->thread_name != NULL)
+        name = m->src->thread_name(m->src->arg, tid);
+    if (name == NULL || name[0] == '\0') {
+        if (fr_rtems_is_idle(tid))
+            snprintf(buf, sizeof buf, "IDLE/%" PRIu32, r->ring);
+        else
+            snprintf(buf, sizeof buf, "0x%08" PRIx64, (uint64_t)tid);
+        name = buf;
+    }
+    return get_track(m, FR_TRACK_THREAD, tid, r->ring, name, err);
+}
+
+static struct fr_mring *get_ring(struct fr_model *m, uint32_t ring)
+{
+    struct fr_mring *r = m->cache;
+    if (r != NULL && r->ring == ring)
+        return r;
+    r = fr_map_get(&m->rings, ring);
+    if (r == NULL) {
+        r = calloc(1, sizeof *r);
+        if (r == NULL || fr_map_put(&m->rings, ring, r) != 0) {
+            free(r);
+            return NULL;
+        }
+        r->ring = ring;
+        r->tid = -2;
+        r->out_tid = -1;
+    }
+    m->cache = r;
+    return r;
+}
+
+static int push(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
+                int kind, uint32_t event, uint64_t key, uint64_t data,
+                const char *name)
+{
+    if (t->depth >= FR_MODEL_DEPTH) {
+        m->too_deep++;
+        return 0;
+    }
+    struct fr_slice *s = &t->stack[t->depth++];
+    s->kind = (uint8_t)kind;
+    s->event = event;
+    s->key = key;
+    s->data = data;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    return m->ops->begin(m->w, c, t, s);
+}
+
+/* Ends the innermost open slice of @a kind with @a key.  Slices opened
+ * after it are ended first and reopened at the same time, so every track
+ * stays strictly nested (locks released out of order, lost exits).
+ * Returns 1 if nothing matched. */
+static int pop(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
+               int kind, uint64_t key, uint32_t exit_event, uint64_t exit_data,
+               int *err)
+{
+    int i = t->depth - 1;
+    while (i >= 0 && !(t->stack[i].kind == kind && t->stack[i].key == key))
+        i--;
+    if (i < 0)
+        return 1;
+    for (int j = t->depth - 1; j > i && *err == 0; j--)
+        *err = m->ops->end(m->w, c, t, &t->stack[j], UINT32_MAX, 0);
+    if (*err == 0)
+        *err = m->ops->end(m->w, c, t, &t->stack[i], exit_event, exit_data);
+    for (int j = i + 1; j < t->depth && *err == 0; j++)
+        *err = m->ops->begin(m->w, c, t, &t->stack[j]);
+    memmove(&t->stack[i], &t->stack[i + 1],
+            (size_t)(t->depth - i - 1) * sizeof t->stack[0]);
+    t->depth--;
+    return 0;
+}
+
+static int end_or_instant(struct fr_model *m, const struct fr_ctx *c,
+                          struct fr_track *t, int kind, uint64_t key,
+                          const struct flightrec_record *rec)
+{
+    int err = 0;
+    if (pop(m, c, t, kind, key, rec->event, rec->data, &err)) {
+        m->unmatched++;
+        return m->ops->instant(m->w, c, t, rec->event, rec->data);
+    }
+    return err;
+}
+
+static int heap_counter(struct fr_model *m, const struct fr_ctx *c)
+{
+    return m->ops->counter(m->w, c, (int64_t)m->heap.in_use);
+}
+
+/* Records that every kind of stream shares, on the thread's track. */
+static int thread_event(struct fr_model *m, struct fr_mring *r,
+                        const struct fr_ctx *c, struct fr_track *t,
+                        const struct flightrec_record *rec)
+{
+    char name[48];
+    uint32_t ev = rec->event;
+    int err;
+    switch (m->ev.role[ev]) {
+    case FR_ROLE_PAIR_ENTRY:
+        return push(m, c, t, m->ev.syscall[ev] ? FR_SLICE_SYSCALL
+                                               : FR_SLICE_CALL,
+                    ev, ev, rec->data, m->ev.base[ev]);
+    case FR_ROLE_PAIR_EXIT:
+        return end_or_instant(m, c, t,
+                              m->ev.syscall[ev] ? FR_SLICE_SYSCALL
+                                                : FR_SLICE_CALL,
+                              ev - 1, rec);
+    case FR_ROLE_MALLOC_ENTRY:
+        r->malloc_size = rec->data;
+        return push(m, c, t, FR_SLICE_CALL, ev, ev, rec->data, "malloc");
+    case FR_ROLE_MALLOC_EXIT:
+        err = end_or_instant(m, c, t, FR_SLICE_CALL, ev - 1, rec);
+        if (err == 0 && rec->data != 0) {
+            fr_heap_alloc(&m->heap, rec->data, r->malloc_size);
+            err = heap_counter(m, c);
+        }
+        r->malloc_size = 0;
+        return err;
+    case FR_ROLE_FREE_ENTRY:
+        err = push(m, c, t, FR_SLICE_CALL, ev, ev, rec->data, "free");
+        if (err == 0 && fr_heap_release(&m->heap, rec->data))
+            err = heap_counter(m, c);
+        return err;
+    case FR_ROLE_FREE_EXIT:
+        return end_or_instant(m, c, t, FR_SLICE_CALL, ev - 1, rec);
+    case FR_ROLE_FUNC_ENTRY:
+        snprintf(name, sizeof name, "0x%" PRIx64, rec->data);
+        return push(m, c, t, FR_SLICE_FUNC, ev, rec->data, rec->data, name);
+    case FR_ROLE_FUNC_EXIT:
+        return end_or_instant(m, c, t, FR_SLICE_FUNC, rec->data, rec);
+    case FR_ROLE_LOCK_ENTRY:
+        snprintf(name, sizeof name, "lock wait 0x%" PRIx64, rec->data);
+        return push(m, c, t, FR_SLICE_LOCK_WAIT, ev, rec->data, rec->data,
+                    name);
+    case FR_ROLE_LOCK_EXIT:
+        err = 0;
+        /* A trylock that succeeds has no wait to end. */
+        pop(m, c, t, FR_SLICE_LOCK_WAIT, rec->data, ev, rec->data, &err);
+        if (err != 0)
+            return err;
+        snprintf(name, sizeof name, "lock held 0x%" PRIx64, rec->data);
+        return push(m, c, t, FR_SLICE_LOCK_HELD, ev, rec->data, rec->data,
+                    name);
+    case FR_ROLE_UNLOCK:
+        return end_or_instant(m, c, t, FR_SLICE_LOCK_HELD, rec->data, rec);
+    default:
+        return m->ops->instant(m->w, c, t, ev, rec->data);
+    }
+}
+
+static int user_record(struct fr_model *m, struct fr_mring *r,
+                       struct fr_ctx *c, const struct flightrec_record *rec)
+{
+    const struct flightrec_ring_info *ri = rec->ring_info;
+    int64_t tid = ri ? ri->thread_id : -1;
+    uint32_t context = ri ? ri->context : 0;
+    const char *name = ri ? ri->thread_name : "";
+    int err = 0;
+    if (r->owner == NULL || tid != r->tid || context != r->context ||
+        memcmp(name, r->name, r->nlen) != 0) {
+        r->tid = tid;
+        r->context = context;
+        r->nlen = strnlen(name, sizeof r->name - 1);
+        memcpy(r->name, name, r->nlen);
+        r->name[r->nlen++] = '\0';
+        char tname[64];
+        if (context != 0)
+            snprintf(tname, sizeof tname, "%.40s signals", name);
+        else
+            snprintf(tname, sizeof tname, "%s", name);
+        if (tname[0] == '\0' && tid >= 0)
+            snprintf(tname, sizeof tname, "thread %" PRId64, tid);
+        r->owner = get_track(m, context ? FR_TRACK_SIGNAL : FR_TRACK_THREAD,
+                             tid, rec->ring, tname, &err);
+        if (r->owner == NULL || err != 0)
+            return -1;
+        snprintf(r->owner->comm, sizeof r->owner->comm, "%s", name);
+    }
+    c->thread = r->owner;
+    c->in_irq = context != 0 || r->irq_depth > 0;
+    if (rec->type == FLIGHTREC_RECORD_LOSS)
+        return m->ops->loss(m->w, c, r->owner, rec->loss_kind,
+                            rec->loss_count);
+    char sname[48];
+    switch (m->ev.role[rec->event]) {
+    case FR_ROLE_IRQ_ENTRY:
+        r->irq_depth++;
+        c->in_irq = 1;
+        snprintf(sname, sizeof sname, "signal %" PRIu64, rec->data);
+        return push(m, c, r->owner, FR_SLICE_SIGNAL, rec->event, rec->data,
+                    rec->data, sname);
+    case FR_ROLE_IRQ_EXIT:
+        if (r->irq_depth > 0)
+            r->irq_depth--;
+        return end_or_instant(m, c, r->owner, FR_SLICE_SIGNAL, rec->data,
+                              rec);
+    default:
+        return thread_event(m, r, c, r->owner, rec);
+    }
+}
+
+static int kernel_record(struct fr_model *m, struct fr_mring *r,
+                         struct fr_ctx *c, const struct flightrec_record *rec)
+{
+    int err = 0;
+    char name[64];
+    if (r->cpu_track == NULL) {
+        snprintf(name, sizeof name, "CPU %" PRIu32, r->ring);
+        r->cpu_track = get_track(m, FR_TRACK_CPU, r->ring, r->ring, name,
+                                 &err);
+        snprintf(name, sizeof name, "CPU %" PRIu32 " IRQs", r->ring);
+        if (r->cpu_track != NULL && err == 0)
+            r->irq_track = get_track(m, FR_TRACK_IRQ, r->ring, r->ring, name,
+                                     &err);
+        if (r->irq_track == NULL || err != 0)
+            return -1;
+    }
+    c->thread = r->running;
+    c->in_irq = r->irq_depth > 0;
+    if (rec->type == FLIGHTREC_RECORD_LOSS)
+        return m->ops->loss(m->w, c, r->cpu_track, rec->loss_kind,
+                            rec->loss_count);
+    uint32_t ev = rec->event;
+    switch (m->ev.role[ev]) {
+    case FR_ROLE_SWITCH_OUT:
+        r->out_tid = (int64_t)rec->data;
+        return 0;
+    case FR_ROLE_SWITCH_IN: {
+        struct fr_track *prev = r->running;
+        if (r->out_tid >= 0)
+            prev = rtems_thread(m, r, r->out_tid, &err);
+        struct fr_track *next = rtems_thread(m, r, (int64_t)rec->data, &err);
+        if (next == NULL || err != 0)
+            return -1;
+        err = m->ops->sched_switch(m->w, c, prev, next);
+        if (err == 0)
+            pop(m, c, r->cpu_track, FR_SLICE_RUN, 0, ev, rec->data, &err);
+        r->running = next;
+        r->out_tid = -1;
+        c->thread = next;
+        /* Idle time is shown as a gap, as viewers do for Linux. */
+        if (err == 0 && !next->idle)
+            err = push(m, c, r->cpu_track, FR_SLICE_RUN, ev, 0, rec->data,
+                       next->name);
+        return err;
+    }
+    case FR_ROLE_IRQ_ENTRY:
+        r->irq_depth++;
+        c->in_irq = 1;
+        snprintf(name, sizeof name, "IRQ %" PRIu64, rec->data);
+        return push(m, c, r->irq_track, FR_SLICE_IRQ, ev, rec->data,
+                    rec->data, name);
+    case FR_ROLE_IRQ_EXIT:
+        if (r->irq_depth > 0)
+            r->irq_depth--;
+        return end_or_instant(m, c, r->irq_track, FR_SLICE_IRQ, rec->data,
+                              rec);
+    case FR_ROLE_UNBLOCK: {
+        struct fr_track *t = rtems_thread(m, r, (int64_t)rec->data, &err);
+        if (t == NULL || err != 0)
+            return -1;
+        return m->ops->waking(m->w, c, t);
+    }
+    default:
+        break;
+    }
+    struct fr_track *t = r->running;
+    if (t == NULL) {
+        /* Before the first switch the running thread is unknown. */
+        snprintf(name, sizeof name, "CPU %" PRIu32 " (unknown thread)",
+                 r->ring);
+        t = get_track(m, FR_TRACK_THREAD, -1 - (int64_t)r->ring, r->ring,
+                      name, &err);
+        if (t == NULL || err != 0)
+            return -1;
+        c->thread = t;
+    }
+    return thread_event(m, r, c, t, rec);
+}
+
+int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
+{
+    if (rec->type == FLIGHTREC_RECORD_EVENT && rec->event >= FR_EVENT_IDS)
+        return 0;
+    struct fr_mring *r = get_ring(m, rec->ring);
+    if (r == NULL)
+        return -1;
+    /* Time per ring never decreases, whatever arrives late or untimed. */
+    if (rec->time_ns > r->last_ns)
+        r->last_ns = rec->time_ns;
+    struct fr_ctx c = { r->last_ns, rec->ring, NULL, 0 };
+    if (m->kernel)
+        return kernel_record(m, r, &c, rec);
+    return user_record(m, r, &c, rec);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The timeline model shared by the Perfetto, Chrome JSON and ftrace writers:
+ * it turns records into tracks, properly nested slices (entry/exit pairs,
+ * lock wait / lock held, signal handlers and interrupts, running threads),
+ * instants, a heap counter and scheduler events.  The writers only format.
+ */
+#ifndef FLIGHTREC_CONVERT_MODEL_H
+#define FLIGHTREC_CONVERT_MODEL_H
+
+#include <stdint.h>
+
+#include "convert-events.h"
+#include "convert-map.h"
+#include "convert.h"
+
+enum fr_track_kind {
+    FR_TRACK_THREAD = 0,   /* a thread (context 0) */
+    FR_TRACK_SIGNAL = 1,   /* a thread's signal handlers (ring context 1) */
+    FR_TRACK_CPU = 2,      /* RTEMS processor: running threads */
+    FR_TRACK_IRQ = 3       /* RTEMS processor: interrupts */
+};
+
+enum fr_slice_kind {
+    FR_SLICE_SYSCALL = 0,  /* POSIX call pair, e.g. READ_ENTRY/EXIT */
+    FR_SLICE_CALL,         /* other pair (malloc, free, RTEMS calls) */
+    FR_SLICE_FUNC,
+    FR_SLICE_LOCK_WAIT,
+    FR_SLICE_LOCK_HELD,
+    FR_SLICE_SIGNAL,
+    FR_SLICE_IRQ,
+    FR_SLICE_RUN
+};
+
+#define FR_MODEL_DEPTH 32
+
+struct fr_slice {
+    uint8_t kind;
+    uint32_t event;        /* entry event id */
+    uint64_t key;          /* what the exit must match */
+    uint64_t data;         /* entry data */
+    char name[48];
+};
+
+struct fr_track {
+    uint64_t uuid;         /* unique, from 16 up */
+    int kind;
+    int64_t tid;           /* thread id (RTEMS object id); -1 for CPU/IRQ */
+    uint32_t cpu;          /* ring (flightrec) or processor (RTEMS) */
+    char name[64];         /* track name as viewers show it */
+    char comm[64];         /* the thread's own name (signal tracks too) */
+    int idle;              /* RTEMS idle thread: shown as tid 0 */
+    int depth;
+    struct fr_slice stack[FR_MODEL_DEPTH];
+};
+
+/* Where an event happens. */
+struct fr_ctx {
+    uint64_t ns;
+    uint32_t cpu;
+    struct fr_track *thread;   /* running / owning thread */
+    int in_irq;                /* signal handler or interrupt */
+};
+
+struct fr_model_ops {
+    /* A track is about to be used for the first time (or renamed). */
+    int (*track)(void *w, struct fr_track *t);
+    int (*begin)(void *w, const struct fr_ctx *c, struct fr_track *t,
+                 const struct fr_slice *s);
+    /* @a exit_event / @a exit_data: the record that ended it, or
+     * UINT32_MAX when the model splits slices to keep them nested. */
+    int (*end)(void *w, const struct fr_ctx *c, struct fr_track *t,
+               const struct fr_slice *s, uint32_t exit_event,
+               uint64_t exit_data);
+    int (*instant)(void *w, const struct fr_ctx *c, struct fr_track *t,
+                   uint32_t event, uint64_t data);
+    int (*counter)(void *w, const struct fr_ctx *c, int64_t heap_bytes);
+    /* RTEMS: a processor switched threads (prev may be NULL: unknown). */
+    int (*sched_switch)(void *w, const struct fr_ctx *c,
+                        struct fr_track *prev, struct fr_track *next);
+    int (*waking)(void *w, const struct fr_ctx *c, struct fr_track *t);
+    int (*loss)(void *w, const struct fr_ctx *c, struct fr_track *t,
+                uint32_t kind, uint64_t count);
+};
+
+struct fr_mring;
+
+struct fr_model {
+    const struct fr_model_ops *ops;
+    void *w;
+    const struct fr_source *src;
+    int kernel;
+    struct fr_events ev;
+    struct fr_map rings;
+    struct fr_map tracks;
+    struct fr_mring *cache;
+    uint64_t next_uuid;
+    struct fr_heap heap;
+    uint64_t unmatched;    /* exits without entry, shown as instants */
+    uint64_t too_deep;     /* slices beyond FR_MODEL_DEPTH, dropped */
+};
+
+/* Heap pointers tracked at once; beyond it allocations are not counted. */
+#define FR_MODEL_HEAP_CAP (1u << 20)
+
+int fr_model_init(struct fr_model *m, const struct fr_model_ops *ops, void *w,
+                  const struct fr_source *src, int kernel);
+void fr_model_free(struct fr_model *m);
+/* Returns 0, or the first non-zero writer result. */
+int fr_model_record(struct fr_model *m, const struct flightrec_record *r);
+
+/* Shown pid of a thread track: RTEMS idle threads are 0. */
+static inline int64_t fr_track_pid(const struct fr_track *t)
+{
+    return t == NULL ? 0 : t->idle ? 0 : t->tid;
+}
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Decoder glue: a merging client feeds a sink. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "convert-out.h"
+#include "convert.h"
+
+/* How long the decoder holds records back to merge rings in time order:
+ * memory is bounded by the records of this window, not by the trace. */
+#define MERGE_WINDOW_NS 1000000000ull
+#define READ_CHUNK (1u << 20)
+
+struct run {
+    flightrec_client *client;
+    struct fr_sink *sink;
+    struct fr_source src;
+    int begun;
+    int failed;
+    struct fr_convert_stats *stats;
+};
+
+static const char *event_name(void *arg, uint32_t event)
+{
+    return flightrec_client_event_name(arg, event);
+}
+
+static const char *thread_name(void *arg, int64_t tid)
+{
+    return flightrec_client_thread_name(arg, tid);
+}
+
+static int begin(struct run *r)
+{
+    r->begun = 1;
+    r->src.info = flightrec_client_info(r->client);
+    r->src.event_name = event_name;
+    r->src.thread_name = thread_name;
+    r->src.arg = r->client;
+    if (fr_sink_begin(r->sink, &r->src) != 0) {
+        r->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static int on_record(const struct flightrec_record *rec, void *arg)
+{
+    struct run *r = arg;
+    if (!r->begun && begin(r) != 0)
+        return 1;
+    r->stats->records++;
+    if (rec->type == FLIGHTREC_RECORD_LOSS)
+        r->stats->lost += rec->loss_count;
+    if (fr_sink_record(r->sink, rec) != 0) {
+        r->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int setup(struct run *r, struct fr_sink *sink,
+                 struct fr_convert_stats *stats, char *err, size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    memset(stats, 0, sizeof *stats);
+    r->sink = sink;
+    r->stats = stats;
+    struct flightrec_client_options opt = { 0 };
+    opt.on_record = on_record;
+    opt.arg = r;
+    opt.merge = 1;
+    opt.merge_window_ns = MERGE_WINDOW_NS;
+    if (flightrec_client_create(&r->client, &opt) != 0) {
+        fr_errorf(err, err_size, "cannot create the decoder");
+        return -1;
+    }
+    return 0;
+}
+
+/* Ends the stream and the sink; reports the first error. */
+static int finish(struct run *r, int feed_rc, char *err, size_t err_size)
+{
+    int rc = flightrec_client_finish(r->client);
+    if (rc == 0 && feed_rc != 0)
+        rc = feed_rc;
+    int ret = 0;
+    if (r->failed) {
+        fr_errorf(err, err_size, "%s", r->sink->error);
+        ret = -1;
+    } else if (!r->begun && begin(r) != 0) {
+        fr_errorf(err, err_size, "%s", r->sink->error);
+        ret = -1;
+    } else if (fr_sink_end(r->sink) != 0) {
+        fr_errorf(err, err_size, "%s", r->sink->error);
+        ret = -1;
+    }
+    /* A decoder error still leaves a valid output of what came before. */
+    if (ret == 0 && rc != 0 && rc != FLIGHTREC_ECALLBACK) {
+        const char *m = flightrec_client_message(r->client);
+        fr_errorf(err, err_size, "%s", m[0] ? m : "invalid stream");
+        ret = -1;
+    }
+    flightrec_client_destroy(r->client);
+    return ret;
+}
+
+int fr_convert_buffer(const void *buf, size_t len, struct fr_sink *sink,
+                      struct fr_convert_stats *stats, char *err,
+                      size_t err_size)
+{
+    struct run r;
+    if (setup(&r, sink, stats, err, err_size) != 0)
+        return -1;
+    int rc = flightrec_client_feed(r.client, buf, len);
+    stats->bytes = len;
+    return finish(&r, rc, err, err_size);
+}
+
+int fr_convert_fd(int fd, struct fr_sink *sink,
+                  const struct fr_convert_progress *progress,
+                  struct fr_convert_stats *stats, char *err, size_t err_size)
+{
+    struct run r;
+    if (setup(&r, sink, stats, err, err_size) != 0)
+        return -1;
+    unsigned char *buf = malloc(READ_CHUNK);
+    if (buf == NULL) {
+        flightrec_client_destroy(r.client);
+        fr_errorf(err, err_size, "out of memory");
+        return -1;
+    }
+    int rc = 0, shown = -1;
+    int show = progress && progress->show && progress->total_bytes > 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, READ_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fr_errorf(err, err_size, "read: %s", strerror(errno));
+            free(buf);
+            flightrec_client_destroy(r.client);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        stats->bytes += (uint64_t)n;
+        rc = flightrec_client_feed(r.client, buf, (size_t)n);
+        if (rc != 0)
+            break;
+        if (show) {
+            int pct = (int)(stats->bytes * 100 / progress->total_bytes);
+            if (pct != shown) {
+                shown = pct;
+                fprintf(stderr, "\rconverting: %3d%% (%" PRIu64 " MiB)",
+                        pct > 100 ? 100 : pct, stats->bytes >> 20);
+            }
+        }
+    }
+    if (show)
+        fprintf(stderr, "\r%40s\r", "");
+    free(buf);
+    return finish(&r, rc, err, err_size);
+}

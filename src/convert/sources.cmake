@@ -1,0 +1,17 @@
+# flightrec_convert: viewer-format writers (CTF, Perfetto, ftrace, JSON) fed
+# by the decoder.  Internal to the flightrec command; not installed.
+add_library(flightrec_convert STATIC
+  convert/convert.c
+  convert/convert-run.c
+  convert/convert-out.c
+  convert/convert-map.c
+  convert/convert-events.c
+  convert/convert-model.c
+  convert/convert-ctf.c
+  convert/convert-perfetto.c
+  convert/convert-ftrace.c
+  convert/convert-json.c
+)
+target_include_directories(flightrec_convert PUBLIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/convert)
+target_link_libraries(flightrec_convert PUBLIC flightrec-client_static)

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Perfetto, Chrome JSON and ftrace writers on the same two scenarios (a
+ * flightrec user-space recording and an RTEMS kernel recording), read back
+ * with protoc against the schema subset and with python checkers that apply
+ * the readers' own rules.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <flightrec/events.h>
+#include <inttypes.h>
+
+#include "sink-driver.h"
+#include "test.h"
+
+#ifndef SRC_DIR
+#error SRC_DIR must name tests/convert
+#endif
+
+static void user_scenario(int format, const char *path)
+{
+    struct drv d;
+    drv_init(&d, FLIGHTREC_STREAM_FLIGHTREC, format, path);
+    d.user_names[3] = "frame_done";
+    drv_ring(&d, 0, 101, "worker one", 0);
+    drv_ring(&d, 1, 102, "logger", 0);
+    drv_ring(&d, 2, 101, "worker one", 1);
+    drv_begin(&d);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, 0xa0);
+    drv_event(&d, 0, 1100, FLIGHTREC_EV_MUTEX_LOCK_EXIT, 0xa0);
+    drv_event(&d, 0, 1200, FLIGHTREC_EV_READ_ENTRY, 3);
+    drv_event(&d, 1, 1300, FLIGHTREC_EV_MALLOC_ENTRY, 100);
+    drv_event(&d, 1, 1350, FLIGHTREC_EV_MALLOC_EXIT, 0x5000);
+    drv_event(&d, 2, 1400, FLIGHTREC_EV_INTERRUPT_ENTRY, 10);
+    drv_event(&d, 2, 1450, FLIGHTREC_USER(3), 42);
+    drv_event(&d, 2, 1500, FLIGHTREC_EV_INTERRUPT_EXIT, 10);
+    drv_event(&d, 0, 1600, FLIGHTREC_EV_READ_EXIT, 17);
+    drv_event(&d, 0, 1700, FLIGHTREC_EV_MUTEX_UNLOCK, 0xa0);
+    drv_event(&d, 1, 1800, FLIGHTREC_EV_FREE_ENTRY, 0x5000);
+    drv_event(&d, 1, 1850, FLIGHTREC_EV_FREE_EXIT, 0);
+    drv_event(&d, 0, 1900, FLIGHTREC_EV_FUNCTION_ENTRY, 0x401000);
+    drv_event(&d, 0, 2000, FLIGHTREC_EV_FUNCTION_EXIT, 0x401000);
+    drv_loss(&d, 1, 2100, FLIGHTREC_LOSS_OVERFLOW, 4);
+    drv_end(&d);
+}
+
+static void kernel_scenario(int format, const char *path)
+{
+    struct drv d;
+    drv_init(&d, FLIGHTREC_STREAM_RTEMS_V10, format, path);
+    const int64_t idle0 = 0x09010001, idle1 = 0x09010002;
+    const int64_t worker = 0x0a010001, uart = 0x0a010002;
+    drv_thread(&d, idle0, "IDLE");
+    drv_thread(&d, idle1, "IDLE");
+    drv_thread(&d, worker, "WORK");
+    drv_thread(&d, uart, "UART rx");
+    drv_begin(&d);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)idle0);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)worker);
+    drv_event(&d, 1, 1100, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)idle1);
+    drv_event(&d, 1, 1100, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)uart);
+    drv_event(&d, 0, 1200, FLIGHTREC_EV_INTERRUPT_ENTRY, 11);
+    drv_event(&d, 0, 1250, FLIGHTREC_EV_SCHEDULER_UNBLOCK, (uint64_t)uart);
+    drv_event(&d, 0, 1300, FLIGHTREC_EV_INTERRUPT_EXIT, 11);
+    drv_event(&d, 0, 1400, FLIGHTREC_EV_WRITE_ENTRY, 1);
+    drv_event(&d, 0, 1500, FLIGHTREC_EV_WRITE_EXIT, 5);
+    drv_event(&d, 0, 1600, FLIGHTREC_USER(2), 0xdeadbeef);
+    drv_event(&d, 0, 1700, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)worker);
+    drv_event(&d, 0, 1700, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)idle0);
+    drv_loss(&d, 1, 1800, FLIGHTREC_LOSS_OVERFLOW, 2);
+    drv_end(&d);
+}
+
+static char *decode_perfetto(const char *file)
+{
+    char cmd[2048];
+    int st;
+    snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
+             "--decode=perfetto.protos.Trace perfetto-subset.proto < '%s'",
+             SRC_DIR, file);
+    char *out = run_cmd(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("protoc failed:\n%s", out);
+    /* Fields the schema does not know print as bare numbers. */
+    snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
+             "--decode=perfetto.protos.Trace perfetto-subset.proto < '%s' "
+             "| grep -cE '^ *[0-9]+:'", SRC_DIR, file);
+    char *unknown = run_cmd(cmd, &st);
+    CHECK_EQ_S(unknown, "0\n");
+    free(unknown);
+    return out;
+}
+
+TEST(perfetto_user)
+{
+    const char *file = scratch("user.pftrace");
+    user_scenario(FR_FORMAT_PERFETTO, file);
+    char *out = decode_perfetto(file);
+    CHECK_EQ_I(count_lines(out, "packet {"), 23);
+    CHECK_EQ_I(count_lines(out, "trusted_packet_sequence_id: 1"), 23);
+    CHECK_EQ_I(count_lines(out, "sequence_flags: 3"), 1);
+    CHECK_EQ_I(count_lines(out, "track_descriptor {"), 5);
+    CHECK_EQ_I(count_lines(out, "process_name: \"flightrec pid 4242\""), 1);
+    CHECK_EQ_I(count_lines(out, "thread_name: \"worker one\""), 1);
+    CHECK_EQ_I(count_lines(out, "thread_name: \"logger\""), 1);
+    CHECK_EQ_I(count_lines(out, "name: \"worker one signals\""), 1);
+    CHECK_EQ_I(count_lines(out, "unit: UNIT_SIZE_BYTES"), 1);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_BEGIN"), 7);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_END"), 7);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_INSTANT"), 2);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_COUNTER"), 2);
+    static const char *const names[] = {
+        "name: \"lock wait 0xa0\"", "name: \"lock held 0xa0\"",
+        "name: \"read\"", "name: \"malloc\"", "name: \"signal 10\"",
+        "name: \"free\"", "name: \"0x401000\"",
+        "name: \"frame_done\"", "name: \"items lost (overflow)\"",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (count_lines(out, names[i]) != 1)
+            TEST_FAIL("%s: %d times in\n%s", names[i],
+                      count_lines(out, names[i]), out);
+    CHECK_EQ_I(count_lines(out, "counter_value: 100"), 1);
+    CHECK_EQ_I(count_lines(out, "counter_value: 0"), 1);
+    CHECK_EQ_I(count_lines(out, "timestamp: 1100"), 2);
+    free(out);
+}
+
+TEST(perfetto_kernel)
+{
+    const char *file = scratch("kernel.pftrace");
+    kernel_scenario(FR_FORMAT_PERFETTO, file);
+    char *out = decode_perfetto(file);
+    CHECK_EQ_I(count_lines(out, "track_descriptor {"), 9);
+    CHECK_EQ_I(count_lines(out, "name: \"CPU 0\""), 1);
+    CHECK_EQ_I(count_lines(out, "name: \"CPU 1 IRQs\""), 1);
+    CHECK_EQ_I(count_lines(out, "thread_name: \"WORK\""), 1);
+    CHECK_EQ_I(count_lines(out, "thread_name: \"UART rx\""), 1);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_BEGIN"), 4);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_END"), 3);
+    CHECK_EQ_I(count_lines(out, "type: TYPE_INSTANT"), 3);
+    CHECK_EQ_I(count_lines(out, "name: \"IRQ 11\""), 1);
+    CHECK_EQ_I(count_lines(out, "name: \"write\""), 1);
+    CHECK_EQ_I(count_lines(out, "name: \"waking\""), 1);
+    CHECK_EQ_I(count_lines(out, "name: \"USER_2\""), 1);
+    /* running-thread slices, plus the thread_name lines */
+    CHECK_EQ_I(count_lines(out, "name: \"WORK\""), 2);
+    CHECK_EQ_I(count_lines(out, "name: \"UART rx\""), 2);
+    free(out);
+}
+
+static char *check_script(const char *script, const char *file)
+{
+    char cmd[2048];
+    int st;
+    snprintf(cmd, sizeof cmd, "python3 '%s/%s' '%s'", SRC_DIR, script, file);
+    char *out = run_cmd(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("%s rejects %s:\n%s", script, file, out);
+    return out;
+}
+
+static void check_text(const char *got, const char *want)
+{
+    if (strcmp(got, want) != 0)
+        TEST_FAIL("got:\n%s\nwant:\n%s", got, want);
+}
+
+TEST(json_user)
+{
+    const char *file = scratch("user.json");
+    user_scenario(FR_FORMAT_JSON, file);
+    char *out = check_script("check-json.py", file);
+    check_text(out,
+        "M 0 flightrec pid 4242\n"
+        "M 101 worker one\n"
+        "B 101 1000 lock wait 0xa0 {}\n"
+        "E 101 1100 - {}\n"
+        "B 101 1100 lock held 0xa0 {}\n"
+        "B 101 1200 read {\"data\": \"0x3\"}\n"
+        "M 102 logger\n"
+        "B 102 1300 malloc {\"data\": \"0x64\"}\n"
+        "E 102 1350 - {\"result\": \"0x5000\"}\n"
+        "C 0 1350 heap {\"bytes_in_use\": 100}\n"
+        "M 1000000018 worker one signals\n"
+        "B 1000000018 1400 signal 10 {}\n"
+        "i 1000000018 1450 frame_done {\"data\": \"0x2a\"}\n"
+        "E 1000000018 1500 - {}\n"
+        "E 101 1600 - {\"result\": \"0x11\"}\n"
+        "E 101 1700 - {}\n"
+        "B 102 1800 free {\"data\": \"0x5000\"}\n"
+        "C 0 1800 heap {\"bytes_in_use\": 0}\n"
+        "E 102 1850 - {\"result\": \"0x0\"}\n"
+        "B 101 1900 0x401000 {}\n"
+        "E 101 2000 - {}\n"
+        "i 102 2100 items lost {\"count\": 4, \"kind\": \"overflow\"}\n");
+    free(out);
+}
+
+TEST(json_kernel)
+{
+    const char *file = scratch("kernel.json");
+    kernel_scenario(FR_FORMAT_JSON, file);
+    char *out = check_script("check-json.py", file);
+    check_text(out,
+        "M 0 RTEMS qemu\n"
+        "M 1000000016 CPU 0\n"
+        "M 1000000017 CPU 0 IRQs\n"
+        "M 151060481 IDLE\n"
+        "M 167837697 WORK\n"
+        "B 1000000016 1000 WORK {}\n"
+        "M 1000000020 CPU 1\n"
+        "M 1000000021 CPU 1 IRQs\n"
+        "M 151060482 IDLE\n"
+        "M 167837698 UART rx\n"
+        "B 1000000020 1100 UART rx {}\n"
+        "B 1000000017 1200 IRQ 11 {}\n"
+        "i 167837698 1250 waking {\"cpu\": 0}\n"
+        "E 1000000017 1300 - {}\n"
+        "B 167837697 1400 write {\"data\": \"0x1\"}\n"
+        "E 167837697 1500 - {\"result\": \"0x5\"}\n"
+        "i 167837697 1600 USER_2 {\"data\": \"0xdeadbeef\"}\n"
+        "E 1000000016 1700 - {}\n"
+        "i 1000000020 1800 items lost {\"count\": 2, \"kind\": \"overflow\"}\n");
+    free(out);
+}
+
+TEST(ftrace_user)
+{
+    const char *file = scratch("user.txt");
+    user_scenario(FR_FORMAT_FTRACE, file);
+    char *out = check_script("check-ftrace.py", file);
+    check_text(out,
+        "worker_one 101 000 1000 tracing_mark_write:B|4242|lock wait 0xa0\n"
+        "worker_one 101 000 1100 tracing_mark_write:E|4242\n"
+        "worker_one 101 000 1100 tracing_mark_write:B|4242|lock held 0xa0\n"
+        "worker_one 101 000 1200 sys_read(data: 3\n"
+        "logger 102 000 1300 tracing_mark_write:B|4242|malloc\n"
+        "logger 102 000 1350 tracing_mark_write:E|4242\n"
+        "logger 102 000 1350 tracing_mark_write:C|4242|heap_bytes_in_use|100\n"
+        "worker_one 101 000 1400 tracing_mark_write:B|4242|signal 10\n"
+        "worker_one 101 000 1450 tracing_mark_write:I|4242|frame_done data=0x2a\n"
+        "worker_one 101 000 1500 tracing_mark_write:E|4242\n"
+        "worker_one 101 000 1600 sys_read->0x11\n"
+        "worker_one 101 000 1700 tracing_mark_write:E|4242\n"
+        "logger 102 000 1800 tracing_mark_write:B|4242|free\n"
+        "logger 102 000 1800 tracing_mark_write:C|4242|heap_bytes_in_use|0\n"
+        "logger 102 000 1850 tracing_mark_write:E|4242\n"
+        "worker_one 101 000 1900 tracing_mark_write:B|4242|0x401000\n"
+        "worker_one 101 000 2000 tracing_mark_write:E|4242\n"
+        "LOST cpu=0 count=4\n");
+    free(out);
+}
+
+TEST(ftrace_kernel)
+{
+    const char *file = scratch("kernel.txt");
+    kernel_scenario(FR_FORMAT_FTRACE, file);
+    char *out = check_script("check-ftrace.py", file);
+    check_text(out,
+        "<idle> 0 000 1000 sched_switch:prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=WORK next_pid=167837697 next_prio=120\n"
+        "<idle> 0 001 1100 sched_switch:prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=UART_rx next_pid=167837698 next_prio=120\n"
+        "WORK 167837697 000 1200 irq_handler_entry:irq=11 name=irq11\n"
+        "WORK 167837697 000 1250 sched_waking:comm=UART_rx pid=167837698 prio=120 target_cpu=000\n"
+        "WORK 167837697 000 1300 irq_handler_exit:irq=11 ret=handled\n"
+        "WORK 167837697 000 1400 sys_write(data: 1\n"
+        "WORK 167837697 000 1500 sys_write->0x5\n"
+        "WORK 167837697 000 1600 tracing_mark_write:I|167837697|USER_2 data=0xdeadbeef\n"
+        "WORK 167837697 000 1700 sched_switch:prev_comm=WORK prev_pid=167837697 prev_prio=120 prev_state=R ==> next_comm=swapper/0 next_pid=0 next_prio=120\n"
+        "LOST cpu=1 count=2\n");
+    free(out);
+}
+
+TEST_MAIN(TEST_ENTRY(perfetto_user), TEST_ENTRY(perfetto_kernel),
+          TEST_ENTRY(json_user), TEST_ENTRY(json_kernel),
+          TEST_ENTRY(ftrace_user), TEST_ENTRY(ftrace_kernel))

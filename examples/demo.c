@@ -103,6 +103,11 @@ static void *worker(void *arg)
         queue_depth--;
         traced_unlock(&stats_lock);
         flightrec_produce(EV_JOB_DONE, (uintptr_t)job);
+        if (job % 64 == 63) {
+            /* Wait for "I/O" now and then, as real workers do. */
+            struct timespec ts = { 0, 200000 };
+            nanosleep(&ts, NULL);
+        }
     }
     workers_done++;
     return NULL;
@@ -135,6 +140,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "flightrec-demo: %s\n", flightrec_strerror(rc));
         return 1;
     }
+    /* Calibrating the cycle counter takes 20 ms after start-up; do it now
+     * rather than in the first drain, while the workers already run. */
+    (void)flightrec_counter_frequency();
     flightrec_event_set_name(EV_JOB, "job");
     flightrec_event_set_name(EV_JOB_DONE, "job_done");
     flightrec_event_set_name(EV_QUEUE_DEPTH, "queue_depth");
@@ -154,7 +162,7 @@ int main(int argc, char **argv)
     while (workers_done < WORKERS) {
         if ((rc = flightrec_drain(stream)) != 0)
             break;
-        struct timespec ts = { 0, 2000000 };
+        struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
     for (int i = 0; i < WORKERS; i++)

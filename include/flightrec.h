@@ -209,7 +209,12 @@ struct flightrec_stats {
 /** @brief Fills @a stats. */
 FLIGHTREC_API void flightrec_get_stats(struct flightrec_stats *stats);
 
-/** @brief Counter frequency in Hz (calibrated once for rdtsc). */
+/**
+ * @brief Counter frequency in Hz.  The cycle counter of x86 is calibrated
+ * against CLOCK_MONOTONIC over the first 20 ms after start-up: the first
+ * call (or first dump/drain) waits for what is left of them.  Call it at
+ * start-up if the first drain must not wait.
+ */
 FLIGHTREC_API uint64_t flightrec_counter_frequency(void);
 
 FLIGHTREC_END_DECLS

@@ -21,7 +21,7 @@
 int cmd_convert(int argc, char **argv);
 
 static const char usage[] =
-    "usage: flightrec convert --to FORMAT -o OUT [FILE|-]\n"
+    "usage: flightrec convert --to ctf|perfetto|ftrace|json -o OUT [FILE|-]\n"
     "\n"
     "Convert a flightrec or RTEMS record stream for a trace viewer.\n"
     "\n"

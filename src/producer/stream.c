@@ -262,6 +262,14 @@ int flightrec_dump(int fd)
         uintptr_t head =
             atomic_load_explicit(&ring->hot.head, memory_order_acquire);
         uintptr_t from = oldest_held(ring, head);
+        if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
+            /* The producer stops at the reader's tail: all from it on is
+             * intact, whatever the red zone says. */
+            uintptr_t tail =
+                atomic_load_explicit(&ring->tail, memory_order_acquire);
+            if (tail < from)
+                from = tail;
+        }
         if (from < c.identity.start)
             from = c.identity.start;
         uintptr_t discard =

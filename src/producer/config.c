@@ -432,7 +432,7 @@ void flightrec_get_stats(struct flightrec_stats *stats)
 {
     memset(stats, 0, sizeof(*stats));
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         stats->rings++;
         if (atomic_load_explicit(&ring->state, memory_order_relaxed) ==
             RING_LIVE)

@@ -124,7 +124,7 @@ static struct flightrec_ring *acquire_pair(
     uint32_t retired_unread = 0;
 
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         if (!pair_fits(ring, settings))
             continue;
         int state = atomic_load_explicit(&ring->state, memory_order_acquire);
@@ -276,7 +276,7 @@ int flightrec__attach(void)
 void flightrec__refresh_names(void)
 {
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) !=
             RING_LIVE)
             continue;
@@ -304,7 +304,7 @@ void flightrec__registry_reset_after_fork(void)
     struct flightrec_ring *mine = flightrec__self_ring();
     int32_t tid = flightrec__port_thread_id();
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         ring_empty(ring);
         if (mine != NULL && (ring == mine || ring == mine->partner)) {
             atomic_store_explicit(&ring->tid, tid, memory_order_relaxed);

@@ -55,8 +55,13 @@ struct flightrec_ring {
     struct flightrec_ring *_Atomic next; /* registry list */
 };
 
-/* Registry (registry.c). */
+/* Registry (registry.c).  Walk it with
+ *   for (ring = flightrec__registry_first(); ring; ring = ring_next(ring)) */
 struct flightrec_ring *flightrec__registry_first(void);
+static inline struct flightrec_ring *ring_next(const struct flightrec_ring *r)
+{
+    return atomic_load_explicit(&r->next, memory_order_acquire);
+}
 uint32_t flightrec__registry_count(void);
 /* Owner side: attach the calling thread (both rings); 0 or -errno. */
 int flightrec__attach(void);

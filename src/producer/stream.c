@@ -49,6 +49,13 @@ static void out_flush(struct out *o)
     o->len = 0;
 }
 
+static void out_init(struct out *o, int fd)
+{
+    o->fd = fd;
+    o->error = 0;
+    o->len = 0;
+}
+
 static void out_bytes(struct out *o, const void *bytes, size_t n)
 {
     if (o->len + n > sizeof(o->buf))
@@ -241,14 +248,12 @@ static uintptr_t oldest_held(const struct flightrec_ring *ring, uintptr_t head)
 int flightrec_dump(int fd)
 {
     struct out o;
-    o.fd = fd;
-    o.error = 0;
-    o.len = 0;
+    out_init(&o, fd);
     flightrec__ensure_init();
     out_header(&o);
     out_event_names(&o, NULL);
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         struct chunk_head c = { .ring = ring };
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
                 RING_FREE ||
@@ -329,9 +334,7 @@ static void drain_ring(struct out *o, struct flightrec_ring *ring)
 int flightrec_drain(int fd)
 {
     struct out o;
-    o.fd = fd;
-    o.error = 0;
-    o.len = 0;
+    out_init(&o, fd);
     flightrec__ensure_init();
     pthread_mutex_lock(&drain_lock);
     if (!drain_started) {
@@ -341,7 +344,7 @@ int flightrec_drain(int fd)
     out_event_names(&o, drain_name_serial);
     flightrec__refresh_names();
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) !=
             RING_FREE)
             drain_ring(&o, ring);
@@ -357,7 +360,7 @@ int flightrec_rewind(void)
         return FLIGHTREC_EMODE;
     pthread_mutex_lock(&drain_lock);
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = atomic_load_explicit(&ring->next, memory_order_acquire)) {
+         ring = ring_next(ring)) {
         uintptr_t head =
             atomic_load_explicit(&ring->hot.head, memory_order_acquire);
         uintptr_t start =

@@ -11,6 +11,16 @@
 #include "stream-parse.h"
 #include "test.h"
 
+/* Parses the stream written to @file, then closes it. */
+static inline void parse_file(struct sp_stream *s, FILE *file)
+{
+    size_t len;
+    unsigned char *bytes = sp_read_fd(fileno(file), &len);
+    sp_parse(s, bytes, len);
+    free(bytes);
+    fclose(file);
+}
+
 /* Dumps (or drains, with @drain) into a temporary file and parses it. */
 static inline void capture(struct sp_stream *s, int drain)
 {
@@ -18,11 +28,7 @@ static inline void capture(struct sp_stream *s, int drain)
     CHECK(file != NULL);
     int fd = fileno(file);
     CHECK_EQ_I(drain ? flightrec_drain(fd) : flightrec_dump(fd), 0);
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fd, &len);
-    sp_parse(s, bytes, len);
-    free(bytes);
-    fclose(file);
+    parse_file(s, file);
 }
 
 /* The chunk of ring @ring (the first one if several), or NULL. */

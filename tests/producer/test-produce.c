@@ -312,12 +312,8 @@ TEST(discard_counts_drops)
         flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
     }
     CHECK_EQ_I(flightrec_drain(fd), 0);
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fd, &len);
     struct sp_stream s;
-    sp_parse(&s, bytes, len);
-    free(bytes);
-    fclose(file);
+    parse_file(&s, file);
 
     CHECK_EQ_U(s.chunk_count, 2);
     const struct sp_chunk *first = &s.chunks[0];
@@ -358,12 +354,8 @@ TEST(drain_incremental_and_rewind)
     CHECK_EQ_I(flightrec_drain(fd), 0);
     CHECK_EQ_I(flightrec_rewind(), 0);
     CHECK_EQ_I(flightrec_drain(fd), 0);
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fd, &len);
     struct sp_stream s;
-    sp_parse(&s, bytes, len); /* fails on a second header */
-    free(bytes);
-    fclose(file);
+    parse_file(&s, file); /* fails on a second header */
 
     CHECK_EQ_U(s.chunk_count, 3);
     CHECK_EQ_U(s.chunks[0].position, 0);

@@ -128,12 +128,8 @@ static void check_run(int mode, int with_signals)
         CHECK_EQ_I(pthread_join(threads[i], NULL), 0);
     CHECK_EQ_I(flightrec_drain(fd), 0);
 
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fd, &len);
-    fclose(file);
     struct sp_stream s;
-    sp_parse(&s, bytes, len);
-    free(bytes);
+    parse_file(&s, file);
 
     struct flightrec_stats stats;
     flightrec_get_stats(&stats);

@@ -63,12 +63,8 @@ TEST(rename_is_picked_up)
     pthread_setname_np(pthread_self(), "after rename");
     flightrec_produce(FLIGHTREC_USER(1), 2);
     CHECK_EQ_I(flightrec_drain(fd), 0);
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fd, &len);
     struct sp_stream s;
-    sp_parse(&s, bytes, len);
-    free(bytes);
-    fclose(file);
+    parse_file(&s, file);
     CHECK_EQ_U(s.chunk_count, 2);
     CHECK_EQ_S(s.chunks[0].name, "before");
     CHECK_EQ_S(s.chunks[1].name, "after rename");
@@ -143,12 +139,8 @@ TEST(drained_rings_are_reused_first)
     flightrec_get_stats(&stats);
     /* Every exited thread's items were drained before the next started. */
     CHECK_EQ_U(stats.rings, 2);
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fileno(file), &len);
     struct sp_stream s;
-    sp_parse(&s, bytes, len);
-    free(bytes);
-    fclose(file);
+    parse_file(&s, file);
     /* 1000 threads, one item each, all delivered: nothing lost. */
     size_t delivered = 0;
     for (size_t i = 0; i < s.chunk_count; i++) {
@@ -174,12 +166,8 @@ TEST(fork_child_records_fresh)
     int status;
     CHECK_EQ_I(waitpid(child, &status, 0), child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    size_t len;
-    unsigned char *bytes = sp_read_fd(fileno(file), &len);
     struct sp_stream s;
-    sp_parse(&s, bytes, len);
-    free(bytes);
-    fclose(file);
+    parse_file(&s, file);
     CHECK_EQ_I(s.pid, child);
     const struct sp_chunk *c = chunk_of(&s, 0);
     CHECK_EQ_I(c->tid, child); /* the child's only thread */

@@ -59,9 +59,10 @@ struct flightrec__thread {
 
 extern FLIGHTREC_API _Thread_local struct flightrec__thread flightrec__self
     __attribute__((tls_model("initial-exec")));
-/** The event filter in force: 32 words of 32 bits, bit set = recorded.
- * flightrec_stop() points it at an all-zero filter. */
-extern FLIGHTREC_API const _Atomic uint32_t *_Atomic flightrec__filter;
+/** The filter in force: 1024 bits, set = recorded.  It is the filter the
+ * program asked for while recording is started, and all zero while it is
+ * stopped, so one bit test covers both. */
+extern FLIGHTREC_API _Atomic uint32_t flightrec__filter[FLIGHTREC_EVENT_COUNT / 32];
 /** Non-zero while recording is started. */
 extern FLIGHTREC_API _Atomic int flightrec__running;
 
@@ -73,16 +74,15 @@ FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
 
 /**
- * @brief Whether @a event passes the global enable and the event filter.
- * A relaxed load of the filter pointer, of one word, and a bit test.
+ * @brief Whether @a event passes the global enable and the event filter:
+ * one relaxed load and a bit test.
  */
 static FLIGHTREC_ALWAYS_INLINE int flightrec_event_enabled(uint32_t event)
 {
-    const _Atomic uint32_t *words =
-        atomic_load_explicit(&flightrec__filter, memory_order_relaxed);
     uint32_t id = event & FLIGHTREC_EVENT_MASK;
-    return (int)((atomic_load_explicit(&words[id >> 5], memory_order_relaxed)
-                  >> (id & 31u)) & 1u);
+    return (int)((atomic_load_explicit(&flightrec__filter[id >> 5],
+                                       memory_order_relaxed) >>
+                  (id & 31u)) & 1u);
 }
 
 /**

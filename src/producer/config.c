@@ -30,12 +30,14 @@ static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 #define ALL_ONES_8 \
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
         0xffffffffu, 0xffffffffu, 0xffffffffu
-static _Atomic uint32_t filter_words[FILTER_WORDS] = {
+/* The filter the program asked for (under control_lock) and the one in
+ * force, which is all zero while recording is stopped. */
+static uint32_t filter_wanted[FILTER_WORDS] = {
     ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
 };
-static _Atomic uint32_t filter_off[FILTER_WORDS];
-
-const _Atomic uint32_t *_Atomic flightrec__filter = filter_words;
+_Atomic uint32_t flightrec__filter[FILTER_WORDS] = {
+    ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
+};
 _Atomic int flightrec__running = 1;
 
 static _Atomic uint32_t event_names[FLIGHTREC_EVENT_COUNT][NAME_WORDS];
@@ -159,12 +161,29 @@ static int settle(const struct flightrec_config *config,
     return 0;
 }
 
+/* Puts the wanted filter in force, or zeros while stopped; takes effect at
+ * the next event of every thread.  Called with control_lock held. */
+static void filter_publish(void)
+{
+    int running = atomic_load_explicit(&flightrec__running,
+                                       memory_order_relaxed);
+    for (size_t i = 0; i < FILTER_WORDS; i++)
+        atomic_store_explicit(&flightrec__filter[i],
+                              running ? filter_wanted[i] : 0,
+                              memory_order_relaxed);
+}
+
+static void set_running_locked(int running)
+{
+    atomic_store_explicit(&flightrec__running, running, memory_order_relaxed);
+    filter_publish();
+}
+
 static void set_running(int running)
 {
-    atomic_store_explicit(&flightrec__filter,
-                          running ? filter_words : filter_off,
-                          memory_order_relaxed);
-    atomic_store_explicit(&flightrec__running, running, memory_order_relaxed);
+    pthread_mutex_lock(&control_lock);
+    set_running_locked(running);
+    pthread_mutex_unlock(&control_lock);
 }
 
 int flightrec_setup(const struct flightrec_config *config)
@@ -183,7 +202,7 @@ int flightrec_setup(const struct flightrec_config *config)
     } else {
         settings = next;
         configured = 1;
-        set_running(config->start);
+        set_running_locked(config->start);
     }
     pthread_mutex_unlock(&control_lock);
     return rc;
@@ -293,25 +312,11 @@ static void filter_apply(uint32_t *words, uint32_t first, uint32_t last,
     }
 }
 
-static void filter_load(uint32_t *words)
-{
-    for (size_t i = 0; i < FILTER_WORDS; i++)
-        words[i] = atomic_load_explicit(&filter_words[i], memory_order_relaxed);
-}
-
-static void filter_store(const uint32_t *words)
-{
-    for (size_t i = 0; i < FILTER_WORDS; i++)
-        atomic_store_explicit(&filter_words[i], words[i], memory_order_relaxed);
-}
-
 void flightrec_filter_set_range(uint32_t first, uint32_t last, int enabled)
 {
-    uint32_t words[FILTER_WORDS];
     pthread_mutex_lock(&control_lock);
-    filter_load(words);
-    filter_apply(words, first, last, enabled);
-    filter_store(words);
+    filter_apply(filter_wanted, first, last, enabled);
+    filter_publish();
     pthread_mutex_unlock(&control_lock);
 }
 
@@ -323,9 +328,10 @@ void flightrec_filter_set(uint32_t event, int enabled)
 int flightrec_filter_get(uint32_t event)
 {
     uint32_t id = event & FLIGHTREC_EVENT_MASK;
-    return (int)((atomic_load_explicit(&filter_words[id >> 5],
-                                       memory_order_relaxed) >>
-                  (id & 31)) & 1u);
+    pthread_mutex_lock(&control_lock);
+    int enabled = (int)((filter_wanted[id >> 5] >> (id & 31)) & 1u);
+    pthread_mutex_unlock(&control_lock);
+    return enabled;
 }
 
 static int parse_range(const char *token, size_t len, uint32_t *first,
@@ -368,7 +374,7 @@ int flightrec_filter_parse(const char *spec)
 {
     uint32_t words[FILTER_WORDS];
     pthread_mutex_lock(&control_lock);
-    filter_load(words);
+    memcpy(words, filter_wanted, sizeof(words));
     const char *at = spec;
     int rc = 0;
     while (*at != '\0' && rc == 0) {
@@ -388,8 +394,10 @@ int flightrec_filter_parse(const char *spec)
         if (*at == ',')
             at++;
     }
-    if (rc == 0)
-        filter_store(words);
+    if (rc == 0) {
+        memcpy(filter_wanted, words, sizeof(words));
+        filter_publish();
+    }
     pthread_mutex_unlock(&control_lock);
     return rc;
 }

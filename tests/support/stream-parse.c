@@ -100,7 +100,10 @@ void sp_parse(struct sp_stream *s, const unsigned char *b, size_t len)
             chunk = NULL;
             continue;
         case FLIGHTREC_EV_PROCESSOR:
-            s->chunks = grow(s->chunks, s->chunk_count + 1, sizeof(*chunk));
+            if ((s->chunk_count & (s->chunk_count - 1)) == 0)
+                s->chunks = grow(s->chunks,
+                                 s->chunk_count ? s->chunk_count * 2 : 1,
+                                 sizeof(*chunk));
             chunk = &s->chunks[s->chunk_count++];
             memset(chunk, 0, sizeof(*chunk));
             chunk->ring = (uint32_t)data;
@@ -122,8 +125,11 @@ void sp_parse(struct sp_stream *s, const unsigned char *b, size_t len)
         case FLIGHTREC_EV_PER_CPU_OVERFLOW: chunk->overflow = data; break;
         case FLIGHTREC_EV_PER_CPU_DISCARD: chunk->discard = data; break;
         default:
-            chunk->items = grow(chunk->items, chunk->count + 1,
-                                sizeof(struct sp_item));
+            /* Capacity doubles at powers of two: linear time overall. */
+            if ((chunk->count & (chunk->count - 1)) == 0)
+                chunk->items = grow(chunk->items,
+                                    chunk->count ? chunk->count * 2 : 1,
+                                    sizeof(struct sp_item));
             chunk->items[chunk->count].time22 = time22;
             chunk->items[chunk->count].event = event;
             chunk->items[chunk->count].data = data;

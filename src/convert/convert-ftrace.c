@@ -10,21 +10,16 @@
  * keep nanoseconds (both readers accept more than the kernel's six).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "convert-model.h"
+#include "convert-model-sink.h"
 #include "convert-out.h"
 #include "convert.h"
 
 struct ft_sink {
-    struct fr_sink base;
-    struct fr_out *out;
-    struct fr_model model;
-    int model_ready;
+    struct fr_model_sink ms;
     int64_t pid;             /* tgid for atrace markers, -1: per thread */
 };
 
@@ -48,7 +43,7 @@ static void track_comm(struct ft_sink *s, char *dst, size_t n,
     if (t == NULL)
         snprintf(dst, n, "<idle>");
     else if (t->idle)
-        snprintf(dst, n, s->base.kernel ? "swapper/%" PRIu32 : "<idle>",
+        snprintf(dst, n, s->ms.base.kernel ? "swapper/%" PRIu32 : "<idle>",
                  cpu);
     else
         safe_comm(dst, n, t->comm);
@@ -64,8 +59,8 @@ static void prefix(struct ft_sink *s, const struct fr_ctx *c,
         snprintf(comm, sizeof comm, "<idle>");
     else
         safe_comm(comm, sizeof comm, t->comm);
-    uint32_t cpu = s->base.kernel ? c->cpu : 0;
-    fr_out_printf(s->out, "%16s-%-7" PRId64 " [%03" PRIu32 "] %s %5" PRIu64
+    uint32_t cpu = s->ms.base.kernel ? c->cpu : 0;
+    fr_out_printf(s->ms.out, "%16s-%-7" PRId64 " [%03" PRIu32 "] %s %5" PRIu64
                   ".%09" PRIu64 ": ",
                   comm, fr_track_pid(t), cpu, flags, c->ns / 1000000000u,
                   c->ns % 1000000000u);
@@ -89,7 +84,7 @@ static int ft_track(void *w, struct fr_track *t)
 
 static int done(struct ft_sink *s)
 {
-    return s->out->failed ? -1 : 0;
+    return fr_model_sink_status(&s->ms);
 }
 
 static int ft_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -102,17 +97,17 @@ static int ft_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
         return 0;   /* sched_switch lines carry it */
     case FR_SLICE_IRQ:
         prefix(s, c, "d.h1.");
-        fr_out_printf(s->out, "irq_handler_entry: irq=%" PRIu64
+        fr_out_printf(s->ms.out, "irq_handler_entry: irq=%" PRIu64
                       " name=irq%" PRIu64 "\n", sl->key, sl->key);
         break;
     case FR_SLICE_SYSCALL:
         prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "sys_%s(data: %" PRIx64 ")\n", sl->name,
+        fr_out_printf(s->ms.out, "sys_%s(data: %" PRIx64 ")\n", sl->name,
                       sl->data);
         break;
     default:
         prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "tracing_mark_write: B|%" PRId64 "|%s\n",
+        fr_out_printf(s->ms.out, "tracing_mark_write: B|%" PRId64 "|%s\n",
                       marker_pid(s, c), sl->name);
         break;
     }
@@ -130,17 +125,17 @@ static int ft_end(void *w, const struct fr_ctx *c, struct fr_track *t,
         return 0;
     case FR_SLICE_IRQ:
         prefix(s, c, "d.h1.");
-        fr_out_printf(s->out, "irq_handler_exit: irq=%" PRIu64
+        fr_out_printf(s->ms.out, "irq_handler_exit: irq=%" PRIu64
                       " ret=handled\n", sl->key);
         break;
     case FR_SLICE_SYSCALL:
         prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "sys_%s -> 0x%" PRIx64 "\n", sl->name,
+        fr_out_printf(s->ms.out, "sys_%s -> 0x%" PRIx64 "\n", sl->name,
                       exit_event == UINT32_MAX ? 0 : exit_data);
         break;
     default:
         prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "tracing_mark_write: E|%" PRId64 "\n",
+        fr_out_printf(s->ms.out, "tracing_mark_write: E|%" PRId64 "\n",
                       marker_pid(s, c));
         break;
     }
@@ -154,9 +149,9 @@ static int ft_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
     (void)t;
     char name[80];
     safe_comm(name, sizeof name,
-              s->base.src->event_name(s->base.src->arg, event));
+              s->ms.base.src->event_name(s->ms.base.src->arg, event));
     prefix(s, c, flags_of(c));
-    fr_out_printf(s->out, "tracing_mark_write: I|%" PRId64 "|%s data=0x%"
+    fr_out_printf(s->ms.out, "tracing_mark_write: I|%" PRId64 "|%s data=0x%"
                   PRIx64 "\n", marker_pid(s, c), name, data);
     return done(s);
 }
@@ -165,7 +160,7 @@ static int ft_counter(void *w, const struct fr_ctx *c, int64_t bytes)
 {
     struct ft_sink *s = w;
     prefix(s, c, flags_of(c));
-    fr_out_printf(s->out, "tracing_mark_write: C|%" PRId64
+    fr_out_printf(s->ms.out, "tracing_mark_write: C|%" PRId64
                   "|heap_bytes_in_use|%" PRId64 "\n", marker_pid(s, c),
                   bytes);
     return done(s);
@@ -182,7 +177,7 @@ static int ft_switch(void *w, const struct fr_ctx *c, struct fr_track *prev,
     pctx.thread = prev;
     prefix(s, &pctx, "d..2.");
     /* Priorities are not recorded: 120 is Linux's default. */
-    fr_out_printf(s->out, "sched_switch: prev_comm=%s prev_pid=%" PRId64
+    fr_out_printf(s->ms.out, "sched_switch: prev_comm=%s prev_pid=%" PRId64
                   " prev_prio=120 prev_state=R ==> next_comm=%s next_pid=%"
                   PRId64 " next_prio=120\n", pc, fr_track_pid(prev), nc,
                   fr_track_pid(next));
@@ -195,7 +190,7 @@ static int ft_waking(void *w, const struct fr_ctx *c, struct fr_track *t)
     char comm[64];
     track_comm(s, comm, sizeof comm, t, c->cpu);
     prefix(s, c, c->in_irq ? "d.h2." : "d..2.");
-    fr_out_printf(s->out, "sched_waking: comm=%s pid=%" PRId64
+    fr_out_printf(s->ms.out, "sched_waking: comm=%s pid=%" PRId64
                   " prio=120 target_cpu=%03" PRIu32 "\n", comm,
                   fr_track_pid(t), c->cpu);
     return done(s);
@@ -207,8 +202,8 @@ static int ft_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
     struct ft_sink *s = w;
     (void)t, (void)kind;
     /* The kernel's own notation for ring-buffer losses. */
-    fr_out_printf(s->out, "CPU:%" PRIu32 " [LOST %" PRIu64 " EVENTS]\n",
-                  s->base.kernel ? c->cpu : 0, count);
+    fr_out_printf(s->ms.out, "CPU:%" PRIu32 " [LOST %" PRIu64 " EVENTS]\n",
+                  s->ms.base.kernel ? c->cpu : 0, count);
     return done(s);
 }
 
@@ -217,17 +212,11 @@ static const struct fr_model_ops ft_model_ops = {
     ft_waking, ft_loss
 };
 
-static int ft_sink_begin(struct fr_sink *base)
+static int ft_header(struct fr_model_sink *ms)
 {
-    struct ft_sink *s = (struct ft_sink *)base;
-    if (fr_model_init(&s->model, &ft_model_ops, s, base->src,
-                      base->kernel) != 0) {
-        fr_errorf(base->error, sizeof base->error, "out of memory");
-        return -1;
-    }
-    s->model_ready = 1;
-    s->pid = base->kernel ? -1 : base->src->info->process_id;
-    fr_out_str(s->out,
+    struct ft_sink *s = (struct ft_sink *)ms;
+    s->pid = ms->base.kernel ? -1 : ms->base.src->info->process_id;
+    fr_out_str(ms->out,
         "# tracer: nop\n"
         "#\n"
         "#                                _-----=> irqs-off/BH-disabled\n"
@@ -241,59 +230,13 @@ static int ft_sink_begin(struct fr_sink *base)
     return done(s);
 }
 
-static int ft_record(struct fr_sink *base, const struct flightrec_record *r)
-{
-    struct ft_sink *s = (struct ft_sink *)base;
-    if (fr_model_record(&s->model, r) != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 s->out->failed ? strerror(s->out->err) : "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int ft_end_sink(struct fr_sink *base)
-{
-    struct ft_sink *s = (struct ft_sink *)base;
-    int rc = fr_out_close(s->out);
-    s->out = NULL;
-    if (rc != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void ft_destroy(struct fr_sink *base)
-{
-    struct ft_sink *s = (struct ft_sink *)base;
-    if (s->model_ready)
-        fr_model_free(&s->model);
-    fr_out_close(s->out);
-    free(s);
-}
-
-static const struct fr_sink_ops ft_ops = {
-    ft_sink_begin, ft_record, ft_end_sink, ft_destroy
+static const struct fr_model_sink_format ft_format = {
+    &ft_model_ops, ft_header, NULL
 };
 
 int fr_ftrace_create(struct fr_sink **out, const char *path, char *err,
                      size_t err_size)
 {
-    struct ft_sink *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        fr_errorf(err, err_size, "out of memory");
-        return -1;
-    }
-    s->out = fr_out_open(path);
-    if (s->out == NULL) {
-        fr_errorf(err, err_size, "cannot create %s: %s", path,
-                 strerror(errno));
-        free(s);
-        return -1;
-    }
-    s->base.ops = &ft_ops;
-    *out = &s->base;
-    return 0;
+    return fr_model_sink_create(out, sizeof(struct ft_sink), &ft_format, path,
+                                err, err_size);
 }

@@ -8,23 +8,18 @@
  * that B/E nest per (pid, tid).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "convert-model.h"
+#include "convert-model-sink.h"
 #include "convert-out.h"
 #include "convert.h"
 
 #define PSEUDO_TID_BASE 1000000000
 
 struct js_sink {
-    struct fr_sink base;
-    struct fr_out *out;
-    struct fr_model model;
-    int model_ready;
+    struct fr_model_sink ms;
     int64_t pid;
     int first;
 };
@@ -54,28 +49,28 @@ static int64_t js_tid(const struct fr_track *t)
 /* Starts an event object: separator, phase, ids, time. */
 static void head(struct js_sink *s, char ph, int64_t tid, uint64_t ns)
 {
-    fr_out_str(s->out, s->first ? "\n" : ",\n");
+    fr_out_str(s->ms.out, s->first ? "\n" : ",\n");
     s->first = 0;
-    fr_out_printf(s->out, "{\"ph\":\"%c\",\"pid\":%" PRId64 ",\"tid\":%"
+    fr_out_printf(s->ms.out, "{\"ph\":\"%c\",\"pid\":%" PRId64 ",\"tid\":%"
                   PRId64 ",\"ts\":%" PRIu64 ".%03" PRIu64, ph, s->pid, tid,
                   ns / 1000u, ns % 1000u);
 }
 
 static int done(struct js_sink *s)
 {
-    return s->out->failed ? -1 : 0;
+    return fr_model_sink_status(&s->ms);
 }
 
 static int js_track(void *w, struct fr_track *t)
 {
     struct js_sink *s = w;
-    fr_out_str(s->out, s->first ? "\n" : ",\n");
+    fr_out_str(s->ms.out, s->first ? "\n" : ",\n");
     s->first = 0;
-    fr_out_printf(s->out, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%"
+    fr_out_printf(s->ms.out, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%"
                   PRId64 ",\"name\":\"thread_name\",\"args\":{\"name\":",
                   s->pid, js_tid(t));
-    js_string(s->out, t->name);
-    fr_out_str(s->out, "}}");
+    js_string(s->ms.out, t->name);
+    fr_out_str(s->ms.out, "}}");
     return done(s);
 }
 
@@ -88,13 +83,13 @@ static int js_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     struct js_sink *s = w;
     head(s, 'B', js_tid(t), c->ns);
-    fr_out_str(s->out, ",\"name\":");
-    js_string(s->out, sl->name);
-    fr_out_printf(s->out, ",\"cat\":\"%s\"", slice_cat[sl->kind]);
+    fr_out_str(s->ms.out, ",\"name\":");
+    js_string(s->ms.out, sl->name);
+    fr_out_printf(s->ms.out, ",\"cat\":\"%s\"", slice_cat[sl->kind]);
     if (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL)
-        fr_out_printf(s->out, ",\"args\":{\"data\":\"0x%" PRIx64 "\"}",
+        fr_out_printf(s->ms.out, ",\"args\":{\"data\":\"0x%" PRIx64 "\"}",
                       sl->data);
-    fr_out_str(s->out, "}");
+    fr_out_str(s->ms.out, "}");
     return done(s);
 }
 
@@ -106,9 +101,9 @@ static int js_end(void *w, const struct fr_ctx *c, struct fr_track *t,
     head(s, 'E', js_tid(t), c->ns);
     if (exit_event != UINT32_MAX &&
         (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL))
-        fr_out_printf(s->out, ",\"args\":{\"result\":\"0x%" PRIx64 "\"}",
+        fr_out_printf(s->ms.out, ",\"args\":{\"result\":\"0x%" PRIx64 "\"}",
                       exit_data);
-    fr_out_str(s->out, "}");
+    fr_out_str(s->ms.out, "}");
     return done(s);
 }
 
@@ -117,9 +112,9 @@ static int js_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     struct js_sink *s = w;
     head(s, 'i', js_tid(t), c->ns);
-    fr_out_str(s->out, ",\"s\":\"t\",\"name\":");
-    js_string(s->out, s->base.src->event_name(s->base.src->arg, event));
-    fr_out_printf(s->out, ",\"args\":{\"data\":\"0x%" PRIx64 "\"}}", data);
+    fr_out_str(s->ms.out, ",\"s\":\"t\",\"name\":");
+    js_string(s->ms.out, s->ms.base.src->event_name(s->ms.base.src->arg, event));
+    fr_out_printf(s->ms.out, ",\"args\":{\"data\":\"0x%" PRIx64 "\"}}", data);
     return done(s);
 }
 
@@ -127,7 +122,7 @@ static int js_counter(void *w, const struct fr_ctx *c, int64_t bytes)
 {
     struct js_sink *s = w;
     head(s, 'C', 0, c->ns);
-    fr_out_printf(s->out, ",\"name\":\"heap\",\"args\":{\"bytes_in_use\":%"
+    fr_out_printf(s->ms.out, ",\"name\":\"heap\",\"args\":{\"bytes_in_use\":%"
                   PRId64 "}}", bytes);
     return done(s);
 }
@@ -143,7 +138,7 @@ static int js_waking(void *w, const struct fr_ctx *c, struct fr_track *t)
 {
     struct js_sink *s = w;
     head(s, 'i', js_tid(t), c->ns);
-    fr_out_printf(s->out, ",\"s\":\"t\",\"name\":\"waking\",\"args\":"
+    fr_out_printf(s->ms.out, ",\"s\":\"t\",\"name\":\"waking\",\"args\":"
                   "{\"cpu\":%" PRIu32 "}}", c->cpu);
     return done(s);
 }
@@ -154,7 +149,7 @@ static int js_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
     static const char *const kinds[] = { "overflow", "discard", "missing" };
     struct js_sink *s = w;
     head(s, 'i', js_tid(t), c->ns);
-    fr_out_printf(s->out, ",\"s\":\"t\",\"name\":\"items lost\",\"args\":"
+    fr_out_printf(s->ms.out, ",\"s\":\"t\",\"name\":\"items lost\",\"args\":"
                   "{\"count\":%" PRIu64 ",\"kind\":\"%s\"}}", count,
                   kind < 3 ? kinds[kind] : "?");
     return done(s);
@@ -165,87 +160,39 @@ static const struct fr_model_ops js_model_ops = {
     js_waking, js_loss
 };
 
-static int js_sink_begin(struct fr_sink *base)
+static int js_header(struct fr_model_sink *ms)
 {
-    struct js_sink *s = (struct js_sink *)base;
-    const struct flightrec_stream_info *info = base->src->info;
-    if (fr_model_init(&s->model, &js_model_ops, s, base->src,
-                      base->kernel) != 0) {
-        fr_errorf(base->error, sizeof base->error, "out of memory");
-        return -1;
-    }
-    s->model_ready = 1;
+    struct js_sink *s = (struct js_sink *)ms;
+    const struct flightrec_stream_info *info = ms->base.src->info;
     s->pid = info->process_id >= 0 ? info->process_id : 1;
     s->first = 1;
-    fr_out_str(s->out, "{\"traceEvents\":[");
-    fr_out_str(s->out, "\n");
-    fr_out_printf(s->out, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":0,"
+    fr_out_str(s->ms.out, "{\"traceEvents\":[");
+    fr_out_str(s->ms.out, "\n");
+    fr_out_printf(s->ms.out, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":0,"
                   "\"name\":\"process_name\",\"args\":{\"name\":", s->pid);
     char name[96];
-    if (base->kernel)
+    if (ms->base.kernel)
         snprintf(name, sizeof name, "RTEMS %s", info->bsp);
     else
         snprintf(name, sizeof name, "flightrec pid %" PRId64, s->pid);
-    js_string(s->out, name);
-    fr_out_str(s->out, "}}");
+    js_string(s->ms.out, name);
+    fr_out_str(s->ms.out, "}}");
     s->first = 0;
     return done(s);
 }
 
-static int js_record(struct fr_sink *base, const struct flightrec_record *r)
+static void js_trailer(struct fr_model_sink *ms)
 {
-    struct js_sink *s = (struct js_sink *)base;
-    if (fr_model_record(&s->model, r) != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 s->out->failed ? strerror(s->out->err) : "out of memory");
-        return -1;
-    }
-    return 0;
+    fr_out_str(ms->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 }
 
-static int js_end_sink(struct fr_sink *base)
-{
-    struct js_sink *s = (struct js_sink *)base;
-    fr_out_str(s->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
-    int rc = fr_out_close(s->out);
-    s->out = NULL;
-    if (rc != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void js_destroy(struct fr_sink *base)
-{
-    struct js_sink *s = (struct js_sink *)base;
-    if (s->model_ready)
-        fr_model_free(&s->model);
-    fr_out_close(s->out);
-    free(s);
-}
-
-static const struct fr_sink_ops js_ops = {
-    js_sink_begin, js_record, js_end_sink, js_destroy
+static const struct fr_model_sink_format js_format = {
+    &js_model_ops, js_header, js_trailer
 };
 
 int fr_json_create(struct fr_sink **out, const char *path, char *err,
                    size_t err_size)
 {
-    struct js_sink *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        fr_errorf(err, err_size, "out of memory");
-        return -1;
-    }
-    s->out = fr_out_open(path);
-    if (s->out == NULL) {
-        fr_errorf(err, err_size, "cannot create %s: %s", path,
-                 strerror(errno));
-        free(s);
-        return -1;
-    }
-    s->base.ops = &js_ops;
-    *out = &s->base;
-    return 0;
+    return fr_model_sink_create(out, sizeof(struct js_sink), &js_format, path,
+                                err, err_size);
 }

@@ -7,6 +7,7 @@ add_library(flightrec_convert STATIC
   convert/convert-map.c
   convert/convert-events.c
   convert/convert-model.c
+  convert/convert-model-sink.c
   convert/convert-ctf.c
   convert/convert-perfetto.c
   convert/convert-ftrace.c

@@ -4,6 +4,7 @@ add_library(flightrec_convert STATIC
   convert/convert.c
   convert/convert-run.c
   convert/convert-out.c
+  convert/convert-fmt.c
   convert/convert-map.c
   convert/convert-events.c
   convert/convert-model.c

@@ -217,6 +217,19 @@ static int put_generic(struct ctf_sink *s, struct ctf_stream *st,
     return 0;
 }
 
+/* The LTTng-UST classes with two 64-bit fields (malloc, func_entry/exit). */
+static int put_pair(struct ctf_sink *s, struct ctf_stream *st, uint32_t cls,
+                    uint64_t ns, uint64_t a, uint64_t b)
+{
+    unsigned char *p = event_begin(s, st, cls, ns);
+    if (p == NULL)
+        return -1;
+    put64(p, a);
+    put64(p + 8, b);
+    event_end(st, p + 16);
+    return 0;
+}
+
 static void comm16(struct ctf_sink *s, struct ctf_stream *st, int64_t tid,
                    unsigned char *dst)
 {
@@ -329,9 +342,9 @@ static int flush_malloc(struct ctf_sink *s, struct ctf_stream *st)
 static int ust_record(struct ctf_sink *s, struct ctf_stream *st,
                       const struct flightrec_record *r, uint64_t ns)
 {
-    unsigned char *p;
     uint32_t ev = r->event;
-    switch (s->ev.role[ev]) {
+    int role = s->ev.role[ev];
+    switch (role) {
     case FR_ROLE_MALLOC_ENTRY:
         if (flush_malloc(s, st) != 0)
             return -1;
@@ -341,34 +354,22 @@ static int ust_record(struct ctf_sink *s, struct ctf_stream *st,
         st->malloc_size = r->data;
         st->malloc_ns = ns;
         return 0;
-    case FR_ROLE_MALLOC_EXIT: {
+    case FR_ROLE_MALLOC_EXIT:
         if (!st->malloc_pending)
             return put_generic(s, st, ev, ns, r->data);
         st->malloc_pending = 0;
-        p = event_begin(s, st, CLS_MALLOC, ns);
-        if (p == NULL)
-            return -1;
-        put64(p, st->malloc_size);
-        put64(p + 8, r->data);
-        event_end(st, p + 16);
-        return 0;
-    }
+        return put_pair(s, st, CLS_MALLOC, ns, st->malloc_size, r->data);
     case FR_ROLE_FREE_ENTRY:
         return put_generic(s, st, CLS_FREE, ns, r->data);
     case FR_ROLE_FREE_EXIT:
         return 0;   /* carries nothing: free() returns void */
     case FR_ROLE_FUNC_ENTRY:
     case FR_ROLE_FUNC_EXIT:
-        p = event_begin(s, st,
-                        s->ev.role[ev] == FR_ROLE_FUNC_ENTRY ? CLS_FUNC_ENTRY
-                                                             : CLS_FUNC_EXIT,
-                        ns);
-        if (p == NULL)
-            return -1;
-        put64(p, r->data);
-        put64(p + 8, 0);   /* the call site is not recorded */
-        event_end(st, p + 16);
-        return 0;
+        /* The call site is not recorded. */
+        return put_pair(s, st,
+                        role == FR_ROLE_FUNC_ENTRY ? CLS_FUNC_ENTRY
+                                                   : CLS_FUNC_EXIT,
+                        ns, r->data, 0);
     default:
         return put_generic(s, st, ev, ns, r->data);
     }

@@ -10,65 +10,95 @@
  * keep nanoseconds (both readers accept more than the kernel's six).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "convert-model.h"
+#include "convert-fmt.h"
+#include "convert-model-sink.h"
 #include "convert-out.h"
 #include "convert.h"
 
 struct ft_sink {
-    struct fr_sink base;
-    struct fr_out *out;
-    struct fr_model model;
-    int model_ready;
+    struct fr_model_sink ms;
     int64_t pid;             /* tgid for atrace markers, -1: per thread */
 };
 
-/* Thread names go into space-separated fields: make them one token. */
-static void safe_comm(char *dst, size_t n, const char *src)
+/* Longest line: sched_switch with two 63-byte names, numbers at their
+ * widest, plus the prefix. */
+#define FT_LINE_MAX 512u
+/* Longest thread name (struct fr_track comm less its NUL) and event name
+ * shown. */
+#define FT_COMM_MAX 63u
+#define FT_NAME_MAX 79u
+
+/* Thread names go into space-separated fields: make them one token of at
+ * most @a max bytes, "<...>" when empty. */
+static char *put_token(char *p, const char *src, size_t max)
 {
     size_t i = 0;
-    for (; src[i] != '\0' && i + 1 < n; i++) {
+    for (; src[i] != '\0' && i < max; i++) {
         unsigned char ch = (unsigned char)src[i];
-        dst[i] = ch <= ' ' || ch == 0x7f || ch == '|' || ch == '='
-                     ? '_' : (char)ch;
+        p[i] = ch <= ' ' || ch == 0x7f || ch == '|' || ch == '='
+                   ? '_' : (char)ch;
     }
-    dst[i] = '\0';
     if (i == 0)
-        snprintf(dst, n, "<...>");
+        return FR_FMT_LIT(p, "<...>");
+    return p + i;
 }
 
-static void track_comm(struct ft_sink *s, char *dst, size_t n,
-                       const struct fr_track *t, uint32_t cpu)
+/* The name sched_* lines give a thread. */
+static char *track_comm(struct ft_sink *s, char *p, const struct fr_track *t,
+                        uint32_t cpu)
 {
-    if (t == NULL)
-        snprintf(dst, n, "<idle>");
-    else if (t->idle)
-        snprintf(dst, n, s->base.kernel ? "swapper/%" PRIu32 : "<idle>",
-                 cpu);
-    else
-        safe_comm(dst, n, t->comm);
+    if (t == NULL || (t->idle && !s->ms.base.kernel))
+        return FR_FMT_LIT(p, "<idle>");
+    if (t->idle) {
+        p = FR_FMT_LIT(p, "swapper/");
+        return fr_fmt_u64(p, cpu);
+    }
+    return put_token(p, t->comm, FT_COMM_MAX);
 }
 
-/* Writes "TASK-PID [CPU] FLAGS TS: " */
-static void prefix(struct ft_sink *s, const struct fr_ctx *c,
-                   const char *flags)
+/* Room for one line in the output buffer. */
+static char *line_start(struct ft_sink *s)
 {
-    char comm[64];
+    return (char *)fr_out_reserve(s->ms.out, FT_LINE_MAX);
+}
+
+static int line_end(struct ft_sink *s, char *end)
+{
+    s->ms.out->len = (size_t)((unsigned char *)end - s->ms.out->buf);
+    return fr_model_sink_status(&s->ms);
+}
+
+/* Writes "TASK-PID [CPU] FLAGS TS: " (printf "%16s-%-7d [%03u] %s
+ * %5u.%09u: "). */
+static char *prefix(struct ft_sink *s, char *p, const struct fr_ctx *c,
+                    const char *flags)
+{
     const struct fr_track *t = c->thread;
+    char *task = p;
     if (t == NULL || t->idle)
-        snprintf(comm, sizeof comm, "<idle>");
+        p = FR_FMT_LIT(p, "<idle>");
     else
-        safe_comm(comm, sizeof comm, t->comm);
-    uint32_t cpu = s->base.kernel ? c->cpu : 0;
-    fr_out_printf(s->out, "%16s-%-7" PRId64 " [%03" PRIu32 "] %s %5" PRIu64
-                  ".%09" PRIu64 ": ",
-                  comm, fr_track_pid(t), cpu, flags, c->ns / 1000000000u,
-                  c->ns % 1000000000u);
+        p = put_token(p, t->comm, FT_COMM_MAX);
+    size_t n = (size_t)(p - task);
+    if (n < 16) {
+        /* Right-align in 16 columns. */
+        memmove(task + 16 - n, task, n);
+        memset(task, ' ', 16 - n);
+        p = task + 16;
+    }
+    *p++ = '-';
+    p = fr_fmt_i64_left(p, fr_track_pid(t), 7);
+    p = FR_FMT_LIT(p, " [");
+    p = fr_fmt_u64_zero(p, s->ms.base.kernel ? c->cpu : 0, 3);
+    p = FR_FMT_LIT(p, "] ");
+    p = fr_fmt_mem(p, flags, 5);
+    *p++ = ' ';
+    p = fr_fmt_u64_right(p, c->ns / 1000000000u, 5);
+    *p++ = '.';
+    p = fr_fmt_u64_zero(p, c->ns % 1000000000u, 9);
+    return FR_FMT_LIT(p, ": ");
 }
 
 static const char *flags_of(const struct fr_ctx *c)
@@ -81,15 +111,20 @@ static int64_t marker_pid(struct ft_sink *s, const struct fr_ctx *c)
     return s->pid >= 0 ? s->pid : fr_track_pid(c->thread);
 }
 
+/* "tracing_mark_write: K|PID" */
+static char *marker(struct ft_sink *s, char *p, const struct fr_ctx *c,
+                    char kind)
+{
+    p = FR_FMT_LIT(p, "tracing_mark_write: ");
+    *p++ = kind;
+    *p++ = '|';
+    return fr_fmt_i64(p, marker_pid(s, c));
+}
+
 static int ft_track(void *w, struct fr_track *t)
 {
     (void)w, (void)t;
     return 0;
-}
-
-static int done(struct ft_sink *s)
-{
-    return s->out->failed ? -1 : 0;
 }
 
 static int ft_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -97,26 +132,34 @@ static int ft_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     struct ft_sink *s = w;
     (void)t;
-    switch (sl->kind) {
-    case FR_SLICE_RUN:
+    if (sl->kind == FR_SLICE_RUN)
         return 0;   /* sched_switch lines carry it */
+    char *p = line_start(s);
+    switch (sl->kind) {
     case FR_SLICE_IRQ:
-        prefix(s, c, "d.h1.");
-        fr_out_printf(s->out, "irq_handler_entry: irq=%" PRIu64
-                      " name=irq%" PRIu64 "\n", sl->key, sl->key);
+        p = prefix(s, p, c, "d.h1.");
+        p = FR_FMT_LIT(p, "irq_handler_entry: irq=");
+        p = fr_fmt_u64(p, sl->key);
+        p = FR_FMT_LIT(p, " name=irq");
+        p = fr_fmt_u64(p, sl->key);
         break;
     case FR_SLICE_SYSCALL:
-        prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "sys_%s(data: %" PRIx64 ")\n", sl->name,
-                      sl->data);
+        p = prefix(s, p, c, flags_of(c));
+        p = FR_FMT_LIT(p, "sys_");
+        p = fr_fmt_str(p, sl->name);
+        p = FR_FMT_LIT(p, "(data: ");
+        p = fr_fmt_hex(p, sl->data);
+        *p++ = ')';
         break;
     default:
-        prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "tracing_mark_write: B|%" PRId64 "|%s\n",
-                      marker_pid(s, c), sl->name);
+        p = prefix(s, p, c, flags_of(c));
+        p = marker(s, p, c, 'B');
+        *p++ = '|';
+        p = fr_fmt_str(p, sl->name);
         break;
     }
-    return done(s);
+    *p++ = '\n';
+    return line_end(s, p);
 }
 
 static int ft_end(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -125,26 +168,30 @@ static int ft_end(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     struct ft_sink *s = w;
     (void)t;
-    switch (sl->kind) {
-    case FR_SLICE_RUN:
+    if (sl->kind == FR_SLICE_RUN)
         return 0;
+    char *p = line_start(s);
+    switch (sl->kind) {
     case FR_SLICE_IRQ:
-        prefix(s, c, "d.h1.");
-        fr_out_printf(s->out, "irq_handler_exit: irq=%" PRIu64
-                      " ret=handled\n", sl->key);
+        p = prefix(s, p, c, "d.h1.");
+        p = FR_FMT_LIT(p, "irq_handler_exit: irq=");
+        p = fr_fmt_u64(p, sl->key);
+        p = FR_FMT_LIT(p, " ret=handled");
         break;
     case FR_SLICE_SYSCALL:
-        prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "sys_%s -> 0x%" PRIx64 "\n", sl->name,
-                      exit_event == UINT32_MAX ? 0 : exit_data);
+        p = prefix(s, p, c, flags_of(c));
+        p = FR_FMT_LIT(p, "sys_");
+        p = fr_fmt_str(p, sl->name);
+        p = FR_FMT_LIT(p, " -> 0x");
+        p = fr_fmt_hex(p, exit_event == UINT32_MAX ? 0 : exit_data);
         break;
     default:
-        prefix(s, c, flags_of(c));
-        fr_out_printf(s->out, "tracing_mark_write: E|%" PRId64 "\n",
-                      marker_pid(s, c));
+        p = prefix(s, p, c, flags_of(c));
+        p = marker(s, p, c, 'E');
         break;
     }
-    return done(s);
+    *p++ = '\n';
+    return line_end(s, p);
 }
 
 static int ft_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -152,53 +199,60 @@ static int ft_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     struct ft_sink *s = w;
     (void)t;
-    char name[80];
-    safe_comm(name, sizeof name,
-              s->base.src->event_name(s->base.src->arg, event));
-    prefix(s, c, flags_of(c));
-    fr_out_printf(s->out, "tracing_mark_write: I|%" PRId64 "|%s data=0x%"
-                  PRIx64 "\n", marker_pid(s, c), name, data);
-    return done(s);
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
+    char *p = prefix(s, line_start(s), c, flags_of(c));
+    p = marker(s, p, c, 'I');
+    *p++ = '|';
+    p = put_token(p, name, FT_NAME_MAX);
+    p = FR_FMT_LIT(p, " data=0x");
+    p = fr_fmt_hex(p, data);
+    *p++ = '\n';
+    return line_end(s, p);
 }
 
 static int ft_counter(void *w, const struct fr_ctx *c, int64_t bytes)
 {
     struct ft_sink *s = w;
-    prefix(s, c, flags_of(c));
-    fr_out_printf(s->out, "tracing_mark_write: C|%" PRId64
-                  "|heap_bytes_in_use|%" PRId64 "\n", marker_pid(s, c),
-                  bytes);
-    return done(s);
+    char *p = prefix(s, line_start(s), c, flags_of(c));
+    p = marker(s, p, c, 'C');
+    p = FR_FMT_LIT(p, "|heap_bytes_in_use|");
+    p = fr_fmt_i64(p, bytes);
+    *p++ = '\n';
+    return line_end(s, p);
 }
 
 static int ft_switch(void *w, const struct fr_ctx *c, struct fr_track *prev,
                      struct fr_track *next)
 {
     struct ft_sink *s = w;
-    char pc[64], nc[64];
-    track_comm(s, pc, sizeof pc, prev, c->cpu);
-    track_comm(s, nc, sizeof nc, next, c->cpu);
     struct fr_ctx pctx = *c;
     pctx.thread = prev;
-    prefix(s, &pctx, "d..2.");
+    char *p = prefix(s, line_start(s), &pctx, "d..2.");
     /* Priorities are not recorded: 120 is Linux's default. */
-    fr_out_printf(s->out, "sched_switch: prev_comm=%s prev_pid=%" PRId64
-                  " prev_prio=120 prev_state=R ==> next_comm=%s next_pid=%"
-                  PRId64 " next_prio=120\n", pc, fr_track_pid(prev), nc,
-                  fr_track_pid(next));
-    return done(s);
+    p = FR_FMT_LIT(p, "sched_switch: prev_comm=");
+    p = track_comm(s, p, prev, c->cpu);
+    p = FR_FMT_LIT(p, " prev_pid=");
+    p = fr_fmt_i64(p, fr_track_pid(prev));
+    p = FR_FMT_LIT(p, " prev_prio=120 prev_state=R ==> next_comm=");
+    p = track_comm(s, p, next, c->cpu);
+    p = FR_FMT_LIT(p, " next_pid=");
+    p = fr_fmt_i64(p, fr_track_pid(next));
+    p = FR_FMT_LIT(p, " next_prio=120\n");
+    return line_end(s, p);
 }
 
 static int ft_waking(void *w, const struct fr_ctx *c, struct fr_track *t)
 {
     struct ft_sink *s = w;
-    char comm[64];
-    track_comm(s, comm, sizeof comm, t, c->cpu);
-    prefix(s, c, c->in_irq ? "d.h2." : "d..2.");
-    fr_out_printf(s->out, "sched_waking: comm=%s pid=%" PRId64
-                  " prio=120 target_cpu=%03" PRIu32 "\n", comm,
-                  fr_track_pid(t), c->cpu);
-    return done(s);
+    char *p = prefix(s, line_start(s), c, c->in_irq ? "d.h2." : "d..2.");
+    p = FR_FMT_LIT(p, "sched_waking: comm=");
+    p = track_comm(s, p, t, c->cpu);
+    p = FR_FMT_LIT(p, " pid=");
+    p = fr_fmt_i64(p, fr_track_pid(t));
+    p = FR_FMT_LIT(p, " prio=120 target_cpu=");
+    p = fr_fmt_u64_zero(p, c->cpu, 3);
+    *p++ = '\n';
+    return line_end(s, p);
 }
 
 static int ft_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -207,9 +261,12 @@ static int ft_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
     struct ft_sink *s = w;
     (void)t, (void)kind;
     /* The kernel's own notation for ring-buffer losses. */
-    fr_out_printf(s->out, "CPU:%" PRIu32 " [LOST %" PRIu64 " EVENTS]\n",
-                  s->base.kernel ? c->cpu : 0, count);
-    return done(s);
+    char *p = FR_FMT_LIT(line_start(s), "CPU:");
+    p = fr_fmt_u64(p, s->ms.base.kernel ? c->cpu : 0);
+    p = FR_FMT_LIT(p, " [LOST ");
+    p = fr_fmt_u64(p, count);
+    p = FR_FMT_LIT(p, " EVENTS]\n");
+    return line_end(s, p);
 }
 
 static const struct fr_model_ops ft_model_ops = {
@@ -217,17 +274,11 @@ static const struct fr_model_ops ft_model_ops = {
     ft_waking, ft_loss
 };
 
-static int ft_sink_begin(struct fr_sink *base)
+static int ft_header(struct fr_model_sink *ms)
 {
-    struct ft_sink *s = (struct ft_sink *)base;
-    if (fr_model_init(&s->model, &ft_model_ops, s, base->src,
-                      base->kernel) != 0) {
-        fr_errorf(base->error, sizeof base->error, "out of memory");
-        return -1;
-    }
-    s->model_ready = 1;
-    s->pid = base->kernel ? -1 : base->src->info->process_id;
-    fr_out_str(s->out,
+    struct ft_sink *s = (struct ft_sink *)ms;
+    s->pid = ms->base.kernel ? -1 : ms->base.src->info->process_id;
+    fr_out_str(ms->out,
         "# tracer: nop\n"
         "#\n"
         "#                                _-----=> irqs-off/BH-disabled\n"
@@ -238,62 +289,16 @@ static int ft_sink_begin(struct fr_sink *base)
         "#                              |||| /     delay\n"
         "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
         "#              | |         |   |||||     |         |\n");
-    return done(s);
+    return fr_model_sink_status(ms);
 }
 
-static int ft_record(struct fr_sink *base, const struct flightrec_record *r)
-{
-    struct ft_sink *s = (struct ft_sink *)base;
-    if (fr_model_record(&s->model, r) != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 s->out->failed ? strerror(s->out->err) : "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int ft_end_sink(struct fr_sink *base)
-{
-    struct ft_sink *s = (struct ft_sink *)base;
-    int rc = fr_out_close(s->out);
-    s->out = NULL;
-    if (rc != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void ft_destroy(struct fr_sink *base)
-{
-    struct ft_sink *s = (struct ft_sink *)base;
-    if (s->model_ready)
-        fr_model_free(&s->model);
-    fr_out_close(s->out);
-    free(s);
-}
-
-static const struct fr_sink_ops ft_ops = {
-    ft_sink_begin, ft_record, ft_end_sink, ft_destroy
+static const struct fr_model_sink_format ft_format = {
+    &ft_model_ops, ft_header, NULL
 };
 
 int fr_ftrace_create(struct fr_sink **out, const char *path, char *err,
                      size_t err_size)
 {
-    struct ft_sink *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        fr_errorf(err, err_size, "out of memory");
-        return -1;
-    }
-    s->out = fr_out_open(path);
-    if (s->out == NULL) {
-        fr_errorf(err, err_size, "cannot create %s: %s", path,
-                 strerror(errno));
-        free(s);
-        return -1;
-    }
-    s->base.ops = &ft_ops;
-    *out = &s->base;
-    return 0;
+    return fr_model_sink_create(out, sizeof(struct ft_sink), &ft_format, path,
+                                err, err_size);
 }

@@ -8,40 +8,89 @@
  * that B/E nest per (pid, tid).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "convert-model.h"
+#include "convert-fmt.h"
+#include "convert-model-sink.h"
 #include "convert-out.h"
 #include "convert.h"
 
 #define PSEUDO_TID_BASE 1000000000
 
+/* Room for one event object without its strings, and for a string of up
+ * to JS_STR_INLINE bytes (6 bytes each when escaped as \u00XX). */
+#define JS_EVENT_ROOM 256u
+#define JS_STR_INLINE 128u
+#define JS_ROOM (JS_EVENT_ROOM + 6u * JS_STR_INLINE + 2u)
+
 struct js_sink {
-    struct fr_sink base;
-    struct fr_out *out;
-    struct fr_model model;
-    int model_ready;
+    struct fr_model_sink ms;
     int64_t pid;
-    int first;
 };
 
-static void js_string(struct fr_out *o, const char *s)
+/* A JSON string of @a n bytes of @a s; needs 6 * n + 2 bytes of room. */
+static char *js_str(char *p, const char *s, size_t n)
 {
-    fr_out_str(o, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fr_out_printf(o, "\\%c", c);
-        else if (c < 0x20)
-            fr_out_printf(o, "\\u%04x", c);
-        else
-            fr_out_write(o, s, 1);
+    static const char hex[] = "0123456789abcdef";
+    *p++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *p++ = (char)c;
+        } else if (c >= 0x20) {
+            *p++ = '\\';
+            *p++ = (char)c;
+        } else {
+            p = FR_FMT_LIT(p, "\\u00");
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
+        }
     }
-    fr_out_str(o, "\"");
+    *p++ = '"';
+    return p;
+}
+
+/* Room for JS_ROOM bytes in the output buffer. */
+static char *room(struct js_sink *s)
+{
+    return (char *)fr_out_reserve(s->ms.out, JS_ROOM);
+}
+
+static void commit(struct js_sink *s, char *end)
+{
+    s->ms.out->len = (size_t)((unsigned char *)end - s->ms.out->buf);
+}
+
+static int done(struct js_sink *s, char *end)
+{
+    commit(s, end);
+    return fr_model_sink_status(&s->ms);
+}
+
+/* A string of any length: names from the stream are not bounded.  @a p is
+ * in room(); returns a position in room() after the string. */
+static char *js_string(struct js_sink *s, char *p, const char *str)
+{
+    size_t n = strlen(str);
+    if (n <= JS_STR_INLINE)
+        return js_str(p, str, n);
+    /* Escaped in pieces, each fitting room(); a piece is not a string of
+     * its own, so the quotes are added around them. */
+    *p++ = '"';
+    while (n > 0) {
+        size_t k = n < JS_STR_INLINE ? n : JS_STR_INLINE;
+        char *q = js_str(p, str, k);
+        /* Drop the piece's own quotes. */
+        memmove(p, p + 1, (size_t)(q - p - 2));
+        commit(s, q - 2);
+        p = room(s);
+        str += k;
+        n -= k;
+    }
+    *p++ = '"';
+    return p;
 }
 
 static int64_t js_tid(const struct fr_track *t)
@@ -51,32 +100,42 @@ static int64_t js_tid(const struct fr_track *t)
     return PSEUDO_TID_BASE + (int64_t)t->uuid;
 }
 
-/* Starts an event object: separator, phase, ids, time. */
-static void head(struct js_sink *s, char ph, int64_t tid, uint64_t ns)
+/* Starts an event object: separator (the header wrote the first object),
+ * phase, ids and time as "ts":MICROSECONDS.NNN. */
+static char *head(struct js_sink *s, char ph, int64_t tid, uint64_t ns)
 {
-    fr_out_str(s->out, s->first ? "\n" : ",\n");
-    s->first = 0;
-    fr_out_printf(s->out, "{\"ph\":\"%c\",\"pid\":%" PRId64 ",\"tid\":%"
-                  PRId64 ",\"ts\":%" PRIu64 ".%03" PRIu64, ph, s->pid, tid,
-                  ns / 1000u, ns % 1000u);
+    char *p = FR_FMT_LIT(room(s), ",\n{\"ph\":\"");
+    *p++ = ph;
+    p = FR_FMT_LIT(p, "\",\"pid\":");
+    p = fr_fmt_i64(p, s->pid);
+    p = FR_FMT_LIT(p, ",\"tid\":");
+    p = fr_fmt_i64(p, tid);
+    p = FR_FMT_LIT(p, ",\"ts\":");
+    p = fr_fmt_u64(p, ns / 1000u);
+    *p++ = '.';
+    return fr_fmt_u64_zero(p, ns % 1000u, 3);
 }
 
-static int done(struct js_sink *s)
+/* ,"args":{"KEY":"0xHEX"}} */
+static char *hex_arg(char *p, const char *key, size_t key_len, uint64_t v)
 {
-    return s->out->failed ? -1 : 0;
+    p = FR_FMT_LIT(p, ",\"args\":{\"");
+    p = fr_fmt_mem(p, key, key_len);
+    p = FR_FMT_LIT(p, "\":\"0x");
+    p = fr_fmt_hex(p, v);
+    return FR_FMT_LIT(p, "\"}");
 }
 
 static int js_track(void *w, struct fr_track *t)
 {
     struct js_sink *s = w;
-    fr_out_str(s->out, s->first ? "\n" : ",\n");
-    s->first = 0;
-    fr_out_printf(s->out, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%"
-                  PRId64 ",\"name\":\"thread_name\",\"args\":{\"name\":",
-                  s->pid, js_tid(t));
-    js_string(s->out, t->name);
-    fr_out_str(s->out, "}}");
-    return done(s);
+    char *p = FR_FMT_LIT(room(s), ",\n{\"ph\":\"M\",\"pid\":");
+    p = fr_fmt_i64(p, s->pid);
+    p = FR_FMT_LIT(p, ",\"tid\":");
+    p = fr_fmt_i64(p, js_tid(t));
+    p = FR_FMT_LIT(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+    p = js_str(p, t->name, strlen(t->name));
+    return done(s, FR_FMT_LIT(p, "}}"));
 }
 
 static const char *const slice_cat[] = { "syscall", "call", "function",
@@ -87,15 +146,16 @@ static int js_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
                     const struct fr_slice *sl)
 {
     struct js_sink *s = w;
-    head(s, 'B', js_tid(t), c->ns);
-    fr_out_str(s->out, ",\"name\":");
-    js_string(s->out, sl->name);
-    fr_out_printf(s->out, ",\"cat\":\"%s\"", slice_cat[sl->kind]);
+    char *p = head(s, 'B', js_tid(t), c->ns);
+    p = FR_FMT_LIT(p, ",\"name\":");
+    p = js_str(p, sl->name, strlen(sl->name));
+    p = FR_FMT_LIT(p, ",\"cat\":\"");
+    p = fr_fmt_str(p, slice_cat[sl->kind]);
+    *p++ = '"';
     if (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL)
-        fr_out_printf(s->out, ",\"args\":{\"data\":\"0x%" PRIx64 "\"}",
-                      sl->data);
-    fr_out_str(s->out, "}");
-    return done(s);
+        p = hex_arg(p, "data", 4, sl->data);
+    *p++ = '}';
+    return done(s, p);
 }
 
 static int js_end(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -103,33 +163,34 @@ static int js_end(void *w, const struct fr_ctx *c, struct fr_track *t,
                   uint64_t exit_data)
 {
     struct js_sink *s = w;
-    head(s, 'E', js_tid(t), c->ns);
+    char *p = head(s, 'E', js_tid(t), c->ns);
     if (exit_event != UINT32_MAX &&
         (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL))
-        fr_out_printf(s->out, ",\"args\":{\"result\":\"0x%" PRIx64 "\"}",
-                      exit_data);
-    fr_out_str(s->out, "}");
-    return done(s);
+        p = hex_arg(p, "result", 6, exit_data);
+    *p++ = '}';
+    return done(s, p);
 }
 
 static int js_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
                       uint32_t event, uint64_t data)
 {
     struct js_sink *s = w;
-    head(s, 'i', js_tid(t), c->ns);
-    fr_out_str(s->out, ",\"s\":\"t\",\"name\":");
-    js_string(s->out, s->base.src->event_name(s->base.src->arg, event));
-    fr_out_printf(s->out, ",\"args\":{\"data\":\"0x%" PRIx64 "\"}}", data);
-    return done(s);
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
+    char *p = head(s, 'i', js_tid(t), c->ns);
+    p = FR_FMT_LIT(p, ",\"s\":\"t\",\"name\":");
+    p = js_string(s, p, name);
+    p = hex_arg(p, "data", 4, data);
+    *p++ = '}';
+    return done(s, p);
 }
 
 static int js_counter(void *w, const struct fr_ctx *c, int64_t bytes)
 {
     struct js_sink *s = w;
-    head(s, 'C', 0, c->ns);
-    fr_out_printf(s->out, ",\"name\":\"heap\",\"args\":{\"bytes_in_use\":%"
-                  PRId64 "}}", bytes);
-    return done(s);
+    char *p = head(s, 'C', 0, c->ns);
+    p = FR_FMT_LIT(p, ",\"name\":\"heap\",\"args\":{\"bytes_in_use\":");
+    p = fr_fmt_i64(p, bytes);
+    return done(s, FR_FMT_LIT(p, "}}"));
 }
 
 static int js_switch(void *w, const struct fr_ctx *c, struct fr_track *prev,
@@ -142,10 +203,10 @@ static int js_switch(void *w, const struct fr_ctx *c, struct fr_track *prev,
 static int js_waking(void *w, const struct fr_ctx *c, struct fr_track *t)
 {
     struct js_sink *s = w;
-    head(s, 'i', js_tid(t), c->ns);
-    fr_out_printf(s->out, ",\"s\":\"t\",\"name\":\"waking\",\"args\":"
-                  "{\"cpu\":%" PRIu32 "}}", c->cpu);
-    return done(s);
+    char *p = head(s, 'i', js_tid(t), c->ns);
+    p = FR_FMT_LIT(p, ",\"s\":\"t\",\"name\":\"waking\",\"args\":{\"cpu\":");
+    p = fr_fmt_u64(p, c->cpu);
+    return done(s, FR_FMT_LIT(p, "}}"));
 }
 
 static int js_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -153,11 +214,13 @@ static int js_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     static const char *const kinds[] = { "overflow", "discard", "missing" };
     struct js_sink *s = w;
-    head(s, 'i', js_tid(t), c->ns);
-    fr_out_printf(s->out, ",\"s\":\"t\",\"name\":\"items lost\",\"args\":"
-                  "{\"count\":%" PRIu64 ",\"kind\":\"%s\"}}", count,
-                  kind < 3 ? kinds[kind] : "?");
-    return done(s);
+    char *p = head(s, 'i', js_tid(t), c->ns);
+    p = FR_FMT_LIT(p, ",\"s\":\"t\",\"name\":\"items lost\",\"args\":"
+                      "{\"count\":");
+    p = fr_fmt_u64(p, count);
+    p = FR_FMT_LIT(p, ",\"kind\":\"");
+    p = fr_fmt_str(p, kind < 3 ? kinds[kind] : "?");
+    return done(s, FR_FMT_LIT(p, "\"}}"));
 }
 
 static const struct fr_model_ops js_model_ops = {
@@ -165,87 +228,35 @@ static const struct fr_model_ops js_model_ops = {
     js_waking, js_loss
 };
 
-static int js_sink_begin(struct fr_sink *base)
+static int js_header(struct fr_model_sink *ms)
 {
-    struct js_sink *s = (struct js_sink *)base;
-    const struct flightrec_stream_info *info = base->src->info;
-    if (fr_model_init(&s->model, &js_model_ops, s, base->src,
-                      base->kernel) != 0) {
-        fr_errorf(base->error, sizeof base->error, "out of memory");
-        return -1;
-    }
-    s->model_ready = 1;
+    struct js_sink *s = (struct js_sink *)ms;
+    const struct flightrec_stream_info *info = ms->base.src->info;
     s->pid = info->process_id >= 0 ? info->process_id : 1;
-    s->first = 1;
-    fr_out_str(s->out, "{\"traceEvents\":[");
-    fr_out_str(s->out, "\n");
-    fr_out_printf(s->out, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":0,"
-                  "\"name\":\"process_name\",\"args\":{\"name\":", s->pid);
+    char *p = FR_FMT_LIT(room(s), "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":");
+    p = fr_fmt_i64(p, s->pid);
+    p = FR_FMT_LIT(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
     char name[96];
-    if (base->kernel)
+    if (ms->base.kernel)
         snprintf(name, sizeof name, "RTEMS %s", info->bsp);
     else
         snprintf(name, sizeof name, "flightrec pid %" PRId64, s->pid);
-    js_string(s->out, name);
-    fr_out_str(s->out, "}}");
-    s->first = 0;
-    return done(s);
+    p = js_str(p, name, strlen(name));
+    return done(s, FR_FMT_LIT(p, "}}"));
 }
 
-static int js_record(struct fr_sink *base, const struct flightrec_record *r)
+static void js_trailer(struct fr_model_sink *ms)
 {
-    struct js_sink *s = (struct js_sink *)base;
-    if (fr_model_record(&s->model, r) != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 s->out->failed ? strerror(s->out->err) : "out of memory");
-        return -1;
-    }
-    return 0;
+    fr_out_str(ms->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 }
 
-static int js_end_sink(struct fr_sink *base)
-{
-    struct js_sink *s = (struct js_sink *)base;
-    fr_out_str(s->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
-    int rc = fr_out_close(s->out);
-    s->out = NULL;
-    if (rc != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void js_destroy(struct fr_sink *base)
-{
-    struct js_sink *s = (struct js_sink *)base;
-    if (s->model_ready)
-        fr_model_free(&s->model);
-    fr_out_close(s->out);
-    free(s);
-}
-
-static const struct fr_sink_ops js_ops = {
-    js_sink_begin, js_record, js_end_sink, js_destroy
+static const struct fr_model_sink_format js_format = {
+    &js_model_ops, js_header, js_trailer
 };
 
 int fr_json_create(struct fr_sink **out, const char *path, char *err,
                    size_t err_size)
 {
-    struct js_sink *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        fr_errorf(err, err_size, "out of memory");
-        return -1;
-    }
-    s->out = fr_out_open(path);
-    if (s->out == NULL) {
-        fr_errorf(err, err_size, "cannot create %s: %s", path,
-                 strerror(errno));
-        free(s);
-        return -1;
-    }
-    s->base.ops = &js_ops;
-    *out = &s->base;
-    return 0;
+    return fr_model_sink_create(out, sizeof(struct js_sink), &js_format, path,
+                                err, err_size);
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert-fmt.h"
+
 struct fr_mring {
     uint32_t ring;
     uint64_t last_ns;
@@ -144,7 +146,10 @@ static int push(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
     s->event = event;
     s->key = key;
     s->data = data;
-    snprintf(s->name, sizeof s->name, "%s", name);
+    /* Not snprintf: this runs for every slice. */
+    size_t n = strnlen(name, sizeof s->name - 1);
+    memcpy(s->name, name, n);
+    s->name[n] = '\0';
     return m->ops->begin(m->w, c, t, s);
 }
 
@@ -171,6 +176,18 @@ static int pop(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
             (size_t)(t->depth - i - 1) * sizeof t->stack[0]);
     t->depth--;
     return 0;
+}
+
+/* A slice name: @a what then @a v in hex ("0x..") or decimal.  Every
+ * result fits struct fr_slice's name. */
+static const char *value_name(char *dst, const char *what, uint64_t v,
+                              int hex)
+{
+    size_t n = strlen(what);
+    memcpy(dst, what, n);
+    char *end = hex ? fr_fmt_hex(dst + n, v) : fr_fmt_u64(dst + n, v);
+    *end = '\0';
+    return dst;
 }
 
 static int end_or_instant(struct fr_model *m, const struct fr_ctx *c,
@@ -227,23 +244,21 @@ static int thread_event(struct fr_model *m, struct fr_mring *r,
     case FR_ROLE_FREE_EXIT:
         return end_or_instant(m, c, t, FR_SLICE_CALL, ev - 1, rec);
     case FR_ROLE_FUNC_ENTRY:
-        snprintf(name, sizeof name, "0x%" PRIx64, rec->data);
-        return push(m, c, t, FR_SLICE_FUNC, ev, rec->data, rec->data, name);
+        return push(m, c, t, FR_SLICE_FUNC, ev, rec->data, rec->data,
+                    value_name(name, "0x", rec->data, 1));
     case FR_ROLE_FUNC_EXIT:
         return end_or_instant(m, c, t, FR_SLICE_FUNC, rec->data, rec);
     case FR_ROLE_LOCK_ENTRY:
-        snprintf(name, sizeof name, "lock wait 0x%" PRIx64, rec->data);
         return push(m, c, t, FR_SLICE_LOCK_WAIT, ev, rec->data, rec->data,
-                    name);
+                    value_name(name, "lock wait 0x", rec->data, 1));
     case FR_ROLE_LOCK_EXIT:
         err = 0;
         /* A trylock that succeeds has no wait to end. */
         pop(m, c, t, FR_SLICE_LOCK_WAIT, rec->data, ev, rec->data, &err);
         if (err != 0)
             return err;
-        snprintf(name, sizeof name, "lock held 0x%" PRIx64, rec->data);
         return push(m, c, t, FR_SLICE_LOCK_HELD, ev, rec->data, rec->data,
-                    name);
+                    value_name(name, "lock held 0x", rec->data, 1));
     case FR_ROLE_UNLOCK:
         return end_or_instant(m, c, t, FR_SLICE_LOCK_HELD, rec->data, rec);
     default:
@@ -289,9 +304,8 @@ static int user_record(struct fr_model *m, struct fr_mring *r,
     case FR_ROLE_IRQ_ENTRY:
         r->irq_depth++;
         c->in_irq = 1;
-        snprintf(sname, sizeof sname, "signal %" PRIu64, rec->data);
         return push(m, c, r->owner, FR_SLICE_SIGNAL, rec->event, rec->data,
-                    rec->data, sname);
+                    rec->data, value_name(sname, "signal ", rec->data, 0));
     case FR_ROLE_IRQ_EXIT:
         if (r->irq_depth > 0)
             r->irq_depth--;
@@ -350,9 +364,8 @@ static int kernel_record(struct fr_model *m, struct fr_mring *r,
     case FR_ROLE_IRQ_ENTRY:
         r->irq_depth++;
         c->in_irq = 1;
-        snprintf(name, sizeof name, "IRQ %" PRIu64, rec->data);
         return push(m, c, r->irq_track, FR_SLICE_IRQ, ev, rec->data,
-                    rec->data, name);
+                    rec->data, value_name(name, "IRQ ", rec->data, 0));
     case FR_ROLE_IRQ_EXIT:
         if (r->irq_depth > 0)
             r->irq_depth--;

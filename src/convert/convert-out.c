@@ -97,30 +97,3 @@ void fr_errorf(char *dst, size_t n, const char *fmt, ...)
     vsnprintf(dst, n, fmt, ap);
     va_end(ap);
 }
-
-size_t fr_fmt_u64(char *p, uint64_t v)
-{
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (size_t i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
-    return n;
-}
-
-size_t fr_fmt_hex(char *p, uint64_t v)
-{
-    static const char digits[] = "0123456789abcdef";
-    char tmp[16];
-    size_t n = 0;
-    do {
-        tmp[n++] = digits[v & 15];
-        v >>= 4;
-    } while (v != 0);
-    for (size_t i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
-    return n;
-}

@@ -72,12 +72,6 @@ void fr_errorf(char *dst, size_t n, const char *fmt, ...)
 #endif
     ;
 
-/* Decimal digits of @a v into @a p; returns the count.  Faster than printf
- * on the hot path. */
-size_t fr_fmt_u64(char *p, uint64_t v);
-/* Lower-case hex without prefix; returns the count. */
-size_t fr_fmt_hex(char *p, uint64_t v);
-
 /* Writes the whole of @a n bytes to @a fd (retries short writes). */
 int fr_write_all(int fd, const void *buf, size_t n);
 

@@ -10,13 +10,11 @@
  * Slices and instants come from the shared model (convert-model.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "convert-model.h"
+#include "convert-model-sink.h"
 #include "convert-out.h"
 #include "convert.h"
 
@@ -114,10 +112,7 @@ static void pb_close(struct pb *e, unsigned char *at)
 }
 
 struct pf_sink {
-    struct fr_sink base;
-    struct fr_out *out;
-    struct fr_model model;
-    int model_ready;
+    struct fr_model_sink ms;
     int heap_announced;
     int first_packet;
     uint8_t interned[FR_EVENT_IDS];
@@ -127,7 +122,7 @@ struct pf_sink {
 static int pf_emit(struct pf_sink *s)
 {
     size_t n = (size_t)(s->e.p - s->e.buf);
-    unsigned char *p = fr_out_reserve(s->out, n + 12);
+    unsigned char *p = fr_out_reserve(s->ms.out, n + 12);
     unsigned char *q = p;
     *q++ = 0x0A;
     size_t v = n;
@@ -137,8 +132,8 @@ static int pf_emit(struct pf_sink *s)
     }
     *q++ = (unsigned char)v;
     memcpy(q, s->e.buf, n);
-    s->out->len += (size_t)(q - p) + n;
-    return s->out->failed ? -1 : 0;
+    s->ms.out->len += (size_t)(q - p) + n;
+    return fr_model_sink_status(&s->ms);
 }
 
 static void pkt_start(struct pf_sink *s, uint64_t ns, int timed)
@@ -159,7 +154,7 @@ static int pf_track(void *w, struct fr_track *t)
     pkt_start(s, 0, 0);
     unsigned char *td = pb_open(&s->e, F_PKT_TRACK_DESC);
     pb_uint(&s->e, F_TD_UUID, t->uuid);
-    int64_t pid = s->base.src->info->process_id;
+    int64_t pid = s->ms.base.src->info->process_id;
     if (t->kind == FR_TRACK_THREAD && t->tid >= 0) {
         unsigned char *th = pb_open(&s->e, F_TD_THREAD);
         pb_uint(&s->e, 1, (uint64_t)(pid >= 0 ? pid : 1));
@@ -227,7 +222,7 @@ static int pf_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
                       uint32_t event, uint64_t data)
 {
     struct pf_sink *s = w;
-    const char *name = s->base.src->event_name(s->base.src->arg, event);
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
     pkt_start(s, c->ns, 1);
     if (!s->interned[event]) {
         /* Event names repeat: intern each once, refer to it by id. */
@@ -308,16 +303,10 @@ static const struct fr_model_ops pf_model_ops = {
     pf_waking, pf_loss
 };
 
-static int pf_sink_begin(struct fr_sink *base)
+static int pf_header(struct fr_model_sink *ms)
 {
-    struct pf_sink *s = (struct pf_sink *)base;
-    const struct flightrec_stream_info *info = base->src->info;
-    if (fr_model_init(&s->model, &pf_model_ops, s, base->src,
-                      base->kernel) != 0) {
-        fr_errorf(base->error, sizeof base->error, "out of memory");
-        return -1;
-    }
-    s->model_ready = 1;
+    struct pf_sink *s = (struct pf_sink *)ms;
+    const struct flightrec_stream_info *info = ms->base.src->info;
     s->first_packet = 1;
     pkt_start(s, 0, 0);
     unsigned char *td = pb_open(&s->e, F_PKT_TRACK_DESC);
@@ -326,7 +315,7 @@ static int pf_sink_begin(struct fr_sink *base)
     int64_t pid = info->process_id >= 0 ? info->process_id : 1;
     pb_uint(&s->e, 1, (uint64_t)pid);
     char name[96];
-    if (base->kernel)
+    if (ms->base.kernel)
         snprintf(name, sizeof name, "RTEMS %s", info->bsp);
     else
         snprintf(name, sizeof name, "flightrec pid %" PRId64, pid);
@@ -336,61 +325,13 @@ static int pf_sink_begin(struct fr_sink *base)
     return pf_emit(s);
 }
 
-static int pf_record(struct fr_sink *base, const struct flightrec_record *r)
-{
-    struct pf_sink *s = (struct pf_sink *)base;
-    if (fr_model_record(&s->model, r) != 0) {
-        if (base->error[0] == '\0')
-            fr_errorf(base->error, sizeof base->error, "writing: %s",
-                     s->out->failed ? strerror(s->out->err)
-                                    : "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int pf_end_sink(struct fr_sink *base)
-{
-    struct pf_sink *s = (struct pf_sink *)base;
-    int rc = fr_out_close(s->out);
-    s->out = NULL;
-    if (rc != 0) {
-        fr_errorf(base->error, sizeof base->error, "writing: %s",
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void pf_destroy(struct fr_sink *base)
-{
-    struct pf_sink *s = (struct pf_sink *)base;
-    if (s->model_ready)
-        fr_model_free(&s->model);
-    fr_out_close(s->out);
-    free(s);
-}
-
-static const struct fr_sink_ops pf_ops = {
-    pf_sink_begin, pf_record, pf_end_sink, pf_destroy
+static const struct fr_model_sink_format pf_format = {
+    &pf_model_ops, pf_header, NULL
 };
 
 int fr_perfetto_create(struct fr_sink **out, const char *path, char *err,
                        size_t err_size)
 {
-    struct pf_sink *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        fr_errorf(err, err_size, "out of memory");
-        return -1;
-    }
-    s->out = fr_out_open(path);
-    if (s->out == NULL) {
-        fr_errorf(err, err_size, "cannot create %s: %s", path,
-                 strerror(errno));
-        free(s);
-        return -1;
-    }
-    s->base.ops = &pf_ops;
-    *out = &s->base;
-    return 0;
+    return fr_model_sink_create(out, sizeof(struct pf_sink), &pf_format, path,
+                                err, err_size);
 }

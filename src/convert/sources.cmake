@@ -4,9 +4,11 @@ add_library(flightrec_convert STATIC
   convert/convert.c
   convert/convert-run.c
   convert/convert-out.c
+  convert/convert-fmt.c
   convert/convert-map.c
   convert/convert-events.c
   convert/convert-model.c
+  convert/convert-model-sink.c
   convert/convert-ctf.c
   convert/convert-perfetto.c
   convert/convert-ftrace.c

@@ -2,13 +2,13 @@
 /*
  * flightrec convert --to ctf|perfetto|ftrace|json -o OUT [FILE|-]
  *
- * Streams a recording through the decoder into one viewer format.  Self
- * contained (its own input handling) so it builds with or without the
- * shared CLI helpers.
+ * Streams a recording through the decoder into one viewer format.  Input
+ * and messages use the shared CLI helpers (cli.h).  cli_decode() is not
+ * used: fr_convert_fd() owns the decoder, its merge window and the read
+ * loop that shows progress, and reports a writer error before a decoder
+ * one.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "convert.h"
 
+/* cli.h declares it only where the command is built in. */
 int cmd_convert(int argc, char **argv);
 
 static const char usage[] =
@@ -41,15 +43,6 @@ static const char usage[] =
 /* Progress only pays off for big files read interactively. */
 #define PROGRESS_MIN_BYTES (64ull << 20)
 
-static int usage_error(const char *what, const char *arg)
-{
-    if (arg != NULL)
-        fprintf(stderr, "flightrec convert: %s '%s'\n%s", what, arg, usage);
-    else
-        fprintf(stderr, "flightrec convert: %s\n%s", what, usage);
-    return 2;
-}
-
 int cmd_convert(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -59,6 +52,7 @@ int cmd_convert(int argc, char **argv)
         { NULL, 0, NULL, 0 }
     };
     const char *to = NULL, *output = NULL;
+    cli_set_command("convert");
     optind = 1;
     opterr = 0;
     int c;
@@ -72,63 +66,53 @@ int cmd_convert(int argc, char **argv)
             break;
         case 'h':
             fputs(usage, stdout);
-            return 0;
-        case ':':
-            return usage_error("missing value for option",
-                               argv[optind - 1]);
+            return CLI_OK;
         default:
-            return usage_error("unknown option", argv[optind - 1]);
+            return cli_bad_option(c, argv, usage);
         }
     }
     if (to == NULL)
-        return usage_error("missing --to FORMAT", NULL);
+        return cli_usage_error(usage, "missing --to FORMAT");
     int format = fr_format_parse(to);
     if (format < 0)
-        return usage_error("unknown format", to);
+        return cli_usage_error(usage, "unknown format '%s'", to);
     if (output == NULL)
-        return usage_error("missing -o OUT", NULL);
+        return cli_usage_error(usage, "missing -o OUT");
     if (format == FR_FORMAT_CTF && strcmp(output, "-") == 0)
-        return usage_error("ctf needs an output directory, not", "-");
+        return cli_usage_error(usage, "ctf needs an output directory, not "
+                               "'-'");
     if (argc - optind > 1)
-        return usage_error("too many arguments", NULL);
-    const char *path = optind < argc ? argv[optind] : "-";
+        return cli_usage_error(usage, "too many arguments");
 
-    int fd = STDIN_FILENO;
-    if (strcmp(path, "-") != 0) {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            fprintf(stderr, "flightrec convert: cannot open '%s': %s\n",
-                    path, strerror(errno));
-            return 1;
-        }
-    }
+    struct cli_input in;
+    if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
+        return CLI_FAIL;
     struct fr_convert_progress progress = { 0, 0 };
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+    if (in.is_regular && fstat(in.fd, &st) == 0 &&
         (uint64_t)st.st_size >= PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {
         progress.total_bytes = (uint64_t)st.st_size;
         progress.show = 1;
     }
     char err[512];
     struct fr_sink *sink = NULL;
-    int rc = 1;
+    int rc = CLI_FAIL;
     if (fr_sink_create(&sink, format, output, err, sizeof err) != 0) {
-        fprintf(stderr, "flightrec convert: %s\n", err);
+        cli_msg(CLI_ERROR, "%s", err);
         goto out;
     }
     struct fr_convert_stats stats;
-    if (fr_convert_fd(fd, sink, &progress, &stats, err, sizeof err) != 0) {
-        fprintf(stderr, "flightrec convert: %s: %s\n",
-                strcmp(path, "-") == 0 ? "<stdin>" : path, err);
+    if (fr_convert_fd(in.fd, sink, &progress, &stats, err, sizeof err) != 0) {
+        cli_msg(CLI_ERROR, "%s: %s", in.name, err);
         goto out;
     }
+    /* A warning (-q hides it): the output marks the losses itself. */
     if (stats.lost > 0)
-        fprintf(stderr, "flightrec convert: %" PRIu64 " items were lost in "
-                "the recording (marked in the output)\n", stats.lost);
-    rc = 0;
+        cli_msg(CLI_WARN, "%" PRIu64 " items were lost in the recording "
+                "(marked in the output)", stats.lost);
+    rc = CLI_OK;
 out:
     fr_sink_destroy(sink);
-    if (fd != STDIN_FILENO)
-        close(fd);
+    cli_input_close(&in);
     return rc;
 }

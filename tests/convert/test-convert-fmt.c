@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* convert-fmt.h against the printf conversions it replaces, on edge values
+ * (every power of ten and its neighbours, the type limits) and a random
+ * sweep. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "convert-fmt.h"
+#include "test.h"
+
+static uint64_t values[256];
+static size_t nvalues;
+
+static void add(uint64_t v)
+{
+    if (nvalues < sizeof values / sizeof values[0])
+        values[nvalues++] = v;
+}
+
+static void make_values(void)
+{
+    nvalues = 0;
+    uint64_t p = 1;
+    for (int i = 0; i < 20; i++, p *= 10) {
+        add(p - 1);
+        add(p);
+        add(p + 1);
+    }
+    for (int i = 0; i < 64; i += 4)
+        add(((uint64_t)1 << i) | (((uint64_t)1 << i) - 1));
+    add(0);
+    add(UINT64_MAX);
+    add((uint64_t)INT64_MAX);
+    add((uint64_t)INT64_MIN);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    while (nvalues < sizeof values / sizeof values[0]) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        add(x >> (x & 63));
+    }
+}
+
+/* Compares what @a end - buf holds with snprintf's @a want. */
+static void same(const char *buf, const char *end, const char *want)
+{
+    size_t n = (size_t)(end - buf);
+    if (n != strlen(want) || memcmp(buf, want, n) != 0)
+        TEST_FAIL("got '%.*s', want '%s'", (int)n, buf, want);
+}
+
+TEST(unsigned_forms)
+{
+    make_values();
+    char buf[64], want[64];
+    for (size_t i = 0; i < nvalues; i++) {
+        uint64_t v = values[i];
+        snprintf(want, sizeof want, "%" PRIu64, v);
+        same(buf, fr_fmt_u64(buf, v), want);
+        snprintf(want, sizeof want, "%" PRIx64, v);
+        same(buf, fr_fmt_hex(buf, v), want);
+        for (unsigned w = 0; w <= 22; w++) {
+            snprintf(want, sizeof want, "%0*" PRIu64, (int)w, v);
+            same(buf, fr_fmt_u64_zero(buf, v, w), want);
+            snprintf(want, sizeof want, "%*" PRIu64, (int)w, v);
+            same(buf, fr_fmt_u64_right(buf, v, w), want);
+        }
+    }
+}
+
+TEST(signed_forms)
+{
+    make_values();
+    char buf[64], want[64];
+    for (size_t i = 0; i < nvalues; i++) {
+        for (int neg = 0; neg < 2; neg++) {
+            int64_t v = neg ? (int64_t)(0 - values[i]) : (int64_t)values[i];
+            snprintf(want, sizeof want, "%" PRId64, v);
+            same(buf, fr_fmt_i64(buf, v), want);
+            for (unsigned w = 0; w <= 22; w++) {
+                snprintf(want, sizeof want, "%-*" PRId64, (int)w, v);
+                same(buf, fr_fmt_i64_left(buf, v, w), want);
+            }
+        }
+    }
+}
+
+TEST(text)
+{
+    char buf[64];
+    char *p = FR_FMT_LIT(buf, "ab");
+    p = fr_fmt_str(p, "cde");
+    p = fr_fmt_mem(p, "fgh", 2);
+    same(buf, p, "abcdefg");
+}
+
+TEST_MAIN(TEST_ENTRY(unsigned_forms), TEST_ENTRY(signed_forms),
+          TEST_ENTRY(text))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Names of the system events 0..511, one table per id numbering. */
+/* Names of the system events 0..511, one table per id numbering; NULL for
+ * reserved ids. */
 #ifndef FLIGHTREC_EVENT_TABLE_H
 #define FLIGHTREC_EVENT_TABLE_H
 

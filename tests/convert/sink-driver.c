@@ -15,8 +15,12 @@ static const char *drv_event_name(void *arg, uint32_t event)
 {
     struct drv *d = arg;
     static char buf[32];
-    if (event < 512)
+    if (event < 512 && flightrec__v10_names[event] != NULL)
         return flightrec__v10_names[event];
+    if (event < 512) {
+        snprintf(buf, sizeof buf, "SYSTEM_%u", event);
+        return buf;
+    }
     if (event < 1024 && d->user_names[event - 512] != NULL)
         return d->user_names[event - 512];
     snprintf(buf, sizeof buf, "USER_%u", event - 512);

@@ -45,4 +45,8 @@ int count_lines(const char *text, const char *needle);
 /* Makes a fresh scratch path under the build tree for this test. */
 const char *scratch(const char *name);
 
+/* The kernel-shaped scenario the converter tests share; @name_idle names
+ * the idle threads "IDLE" (else they are unnamed). */
+void drv_kernel_scenario(int format, const char *path, int name_idle);
+
 #endif

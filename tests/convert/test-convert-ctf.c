@@ -159,27 +159,7 @@ TEST(ust_losses)
 TEST(kernel_events)
 {
     const char *dir = scratch("kernel");
-    struct drv d;
-    drv_init(&d, FLIGHTREC_STREAM_RTEMS_V10, FR_FORMAT_CTF, dir);
-    const int64_t idle0 = 0x09010001, idle1 = 0x09010002;
-    const int64_t worker = 0x0a010001, uart = 0x0a010002;
-    drv_thread(&d, worker, "WORK");
-    drv_thread(&d, uart, "UART rx");
-    drv_begin(&d);
-    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)idle0);
-    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)worker);
-    drv_event(&d, 1, 1100, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)idle1);
-    drv_event(&d, 1, 1100, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)uart);
-    drv_event(&d, 0, 1200, FLIGHTREC_EV_INTERRUPT_ENTRY, 11);
-    drv_event(&d, 0, 1250, FLIGHTREC_EV_SCHEDULER_UNBLOCK, (uint64_t)uart);
-    drv_event(&d, 0, 1300, FLIGHTREC_EV_INTERRUPT_EXIT, 11);
-    drv_event(&d, 0, 1400, FLIGHTREC_EV_WRITE_ENTRY, 1);
-    drv_event(&d, 0, 1500, FLIGHTREC_EV_WRITE_EXIT, 5);
-    drv_event(&d, 0, 1600, FLIGHTREC_USER(2), 0xdeadbeef);
-    drv_event(&d, 0, 1700, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)worker);
-    drv_event(&d, 0, 1700, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)idle0);
-    drv_loss(&d, 1, 1800, FLIGHTREC_LOSS_OVERFLOW, 2);
-    drv_end(&d);
+    drv_kernel_scenario(FR_FORMAT_CTF, dir, 0);
     char *out = bt(dir);
     static const char *const want[] = {
         "WARNING: ",

@@ -43,32 +43,6 @@ static void user_scenario(int format, const char *path)
     drv_end(&d);
 }
 
-static void kernel_scenario(int format, const char *path)
-{
-    struct drv d;
-    drv_init(&d, FLIGHTREC_STREAM_RTEMS_V10, format, path);
-    const int64_t idle0 = 0x09010001, idle1 = 0x09010002;
-    const int64_t worker = 0x0a010001, uart = 0x0a010002;
-    drv_thread(&d, idle0, "IDLE");
-    drv_thread(&d, idle1, "IDLE");
-    drv_thread(&d, worker, "WORK");
-    drv_thread(&d, uart, "UART rx");
-    drv_begin(&d);
-    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)idle0);
-    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)worker);
-    drv_event(&d, 1, 1100, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)idle1);
-    drv_event(&d, 1, 1100, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)uart);
-    drv_event(&d, 0, 1200, FLIGHTREC_EV_INTERRUPT_ENTRY, 11);
-    drv_event(&d, 0, 1250, FLIGHTREC_EV_SCHEDULER_UNBLOCK, (uint64_t)uart);
-    drv_event(&d, 0, 1300, FLIGHTREC_EV_INTERRUPT_EXIT, 11);
-    drv_event(&d, 0, 1400, FLIGHTREC_EV_WRITE_ENTRY, 1);
-    drv_event(&d, 0, 1500, FLIGHTREC_EV_WRITE_EXIT, 5);
-    drv_event(&d, 0, 1600, FLIGHTREC_USER(2), 0xdeadbeef);
-    drv_event(&d, 0, 1700, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)worker);
-    drv_event(&d, 0, 1700, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)idle0);
-    drv_loss(&d, 1, 1800, FLIGHTREC_LOSS_OVERFLOW, 2);
-    drv_end(&d);
-}
 
 static char *decode_perfetto(const char *file)
 {
@@ -127,7 +101,7 @@ TEST(perfetto_user)
 TEST(perfetto_kernel)
 {
     const char *file = scratch("kernel.pftrace");
-    kernel_scenario(FR_FORMAT_PERFETTO, file);
+    drv_kernel_scenario(FR_FORMAT_PERFETTO, file, 1);
     char *out = decode_perfetto(file);
     CHECK_EQ_I(count_lines(out, "track_descriptor {"), 9);
     CHECK_EQ_I(count_lines(out, "name: \"CPU 0\""), 1);
@@ -198,7 +172,7 @@ TEST(json_user)
 TEST(json_kernel)
 {
     const char *file = scratch("kernel.json");
-    kernel_scenario(FR_FORMAT_JSON, file);
+    drv_kernel_scenario(FR_FORMAT_JSON, file, 1);
     char *out = check_script("check-json.py", file);
     check_text(out,
         "M 0 RTEMS qemu\n"
@@ -253,7 +227,7 @@ TEST(ftrace_user)
 TEST(ftrace_kernel)
 {
     const char *file = scratch("kernel.txt");
-    kernel_scenario(FR_FORMAT_FTRACE, file);
+    drv_kernel_scenario(FR_FORMAT_FTRACE, file, 1);
     char *out = check_script("check-ftrace.py", file);
     check_text(out,
         "<idle> 0 000 1000 sched_switch:prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=WORK next_pid=167837697 next_prio=120\n"

@@ -667,10 +667,31 @@ static int clean_dir(const char *dir, char *err, size_t err_size)
     return rc;
 }
 
+/* mkdir -p: a trace often goes to a fresh tree (LTTng's session/kernel). */
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    size_t len = strlen(dir);
+    if (len == 0 || len >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, len + 1);
+    for (char *p = path + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int fr_ctf_create(struct fr_sink **out, const char *dir, char *err,
                   size_t err_size)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (make_dirs(dir) != 0) {
         fr_errorf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }

@@ -351,6 +351,103 @@ TEST(rings_5000)
     fr_vec_free(&v);
 }
 
+/* The identity a record's chunk gave its ring, by the data word. */
+static void check_identity(const struct trec *r)
+{
+    static const struct {
+        int64_t tid;
+        const char *name;
+    } owner[] = { { 0, "" },     { 7, "alpha" }, { 8, "beta" },
+                  { 9, "other" }, { 10, "gamma" }, { 11, "delta" } };
+    uint64_t k = r->type == FLIGHTREC_RECORD_LOSS ? 4 : r->data;
+
+    CHECK(k >= 1 && k <= 5);
+    CHECK_EQ_I(r->thread_id, owner[k].tid);
+    CHECK_EQ_S(r->thread_name, owner[k].name);
+    CHECK_EQ_U(r->context, k == 5 ? 1 : 0);
+}
+
+/* A reused ring changes owner (THREAD_ID / THREAD_NAME, and once the
+ * context) between chunks while records of the old owner wait: in the
+ * merge (window 0 holds everything until finish), in a short window, and
+ * held back for a sync that only the next owner's chunk brings.  Each
+ * record's ring_info names the owner of its own chunk. */
+TEST(ring_identity)
+{
+    struct fr_vec v;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, NS, 2, 64, 1, 0);
+    /* ring 0, owner alpha: 1010, 1020, 1030 */
+    fr_vec_flightrec_chunk(&v, 0, 7, "alpha", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 1000);
+    for (uint32_t i = 1; i <= 3; i++)
+        fr_vec_item(&v, i * 10, FLIGHTREC_USER(0), 1);
+    /* ring 1 interleaves: 1005, 1015, 1025 */
+    fr_vec_flightrec_chunk(&v, 1, 9, "other", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 1000);
+    for (uint32_t i = 0; i < 3; i++)
+        fr_vec_item(&v, 5 + i * 10, FLIGHTREC_USER(1), 3);
+    /* ring 0 continues (no loss, no sync) under owner beta: 1040, 1050 */
+    fr_vec_flightrec_chunk(&v, 0, 8, "beta", 0, 5, 0, 0);
+    fr_vec_item(&v, 40, FLIGHTREC_USER(0), 2);
+    fr_vec_item(&v, 50, FLIGHTREC_USER(0), 2);
+    fr_vec_flightrec_chunk(&v, 1, 9, "other", 0, 5, 0, 0);
+    fr_vec_item(&v, 35, FLIGHTREC_USER(1), 3);
+    fr_vec_item(&v, 45, FLIGHTREC_USER(1), 3);
+    /* owner gamma after an overflow: no time until the next sync */
+    fr_vec_flightrec_chunk(&v, 0, 10, "gamma", 0, 20, 13, 0);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(0), 4);
+    fr_vec_item(&v, 200, FLIGHTREC_USER(0), 4);
+    /* owner delta (a signal ring now) brings the sync for gamma's items */
+    fr_vec_flightrec_chunk(&v, 0, 11, "delta", 1, 22, 0, 0);
+    fr_vec_uptime(&v, 300, 5000);
+    fr_vec_item(&v, 400, FLIGHTREC_USER(0), 5);
+
+    for (int merge = 0; merge < 2; merge++) {
+        for (uint64_t window = 0; window <= 20; window += 20) {
+            struct topts o = {.merge = merge, .window = window, .keep = 1};
+            struct tresult res, one;
+            size_t seen[6] = {0};
+
+            tdecode(&res, v.buf, v.len, &o);
+            CHECK_EQ_I(res.finish_rc, 0);
+            CHECK_EQ_U(res.n, 14);
+            for (size_t i = 0; i < res.n; i++) {
+                check_identity(&res.recs[i]);
+                seen[res.recs[i].type == FLIGHTREC_RECORD_LOSS
+                         ? 0 : res.recs[i].data]++;
+            }
+            CHECK_EQ_U(seen[0], 1);
+            CHECK_EQ_U(seen[1], 3);
+            CHECK_EQ_U(seen[2], 2);
+            CHECK_EQ_U(seen[3], 5);
+            CHECK_EQ_U(seen[4], 2);
+            CHECK_EQ_U(seen[5], 1);
+            if (merge && window == 0) {
+                /* everything waited: alpha's records came after beta's
+                 * chunk, gamma's after delta's */
+                CHECK_EQ_U(res.recs[0].time_ns, 1005);
+                CHECK_EQ_U(res.recs[1].data, 1);
+            }
+            /* the live description is the last owner's */
+            const struct flightrec_ring_info *ri =
+                flightrec_client_ring(res.client, 0);
+            CHECK_EQ_I(ri->thread_id, 11);
+            CHECK_EQ_S(ri->thread_name, "delta");
+            CHECK_EQ_U(ri->context, 1);
+            CHECK_EQ_U(ri->events, 8);
+            o.keep = 0;
+            o.chunking = 1;
+            tdecode(&one, v.buf, v.len, &o);
+            tcompare(&res, &one);
+            tresult_free(&one);
+            tresult_free(&res);
+        }
+    }
+    fr_vec_free(&v);
+}
+
 /* Any chunking gives the same records, merged or not, with losses,
  * hold-back, names and a truncated end. */
 TEST(chunking_invariance)
@@ -392,4 +489,4 @@ TEST_MAIN(TEST_ENTRY(overflow), TEST_ENTRY(missing), TEST_ENTRY(discard),
           TEST_ENTRY(rewind), TEST_ENTRY(rtems_v10_overflow),
           TEST_ENTRY(rtems_v1_tail_head), TEST_ENTRY(merge_order),
           TEST_ENTRY(merge_window_late), TEST_ENTRY(rings_5000),
-          TEST_ENTRY(chunking_invariance))
+          TEST_ENTRY(ring_identity), TEST_ENTRY(chunking_invariance))

@@ -143,16 +143,14 @@ void frc_ring_free(struct frc_ring *r)
     r->hist_cap = r->hist_len = r->hist_head = 0;
 }
 
-/* ring_info for a record of generation @a gen (after the counters were
- * updated for it). */
-static const struct flightrec_ring_info *ring_view(struct flightrec_client *c,
-                                                   struct frc_ring *r,
-                                                   uint32_t gen)
+/* ring_info for a record of an older generation, or of the current one
+ * while the identity is being rewritten (after the counters were updated
+ * for it). */
+static FLIGHTREC_COLD const struct flightrec_ring_info *
+ring_view_old(struct flightrec_client *c, struct frc_ring *r, uint32_t gen)
 {
     const struct frc_ident *id = &r->ident;
 
-    if (FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty))
-        return &r->info;
     if (gen != r->gen) {
         uint32_t i = r->hist_len != 0 ? gen - r->hist[r->hist_head].gen : 0;
         if (i >= r->hist_len)
@@ -208,7 +206,9 @@ static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
     }
     if (FLIGHTREC_UNLIKELY(flags & FLIGHTREC_RECORD_LATE))
         c->totals.late++;
-    out->ring_info = ring_view(c, r, gen);
+    out->ring_info = FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty)
+                         ? &r->info
+                         : ring_view_old(c, r, gen);
     if (FLIGHTREC_UNLIKELY(c->opt.on_record(out, c->opt.arg) != 0))
         return frc_fail(c, FLIGHTREC_ECALLBACK, offset, "stopped by callback");
     return 0;
@@ -243,10 +243,10 @@ static void sift_up(struct frc_heap_entry *h, size_t i)
     h[i] = e;
 }
 
-static void sift_down(struct frc_heap_entry *h, size_t len, size_t i)
+/* Puts @a e into the hole at @a i, moving it down to its place. */
+static void sift_down(struct frc_heap_entry *h, size_t len, size_t i,
+                      struct frc_heap_entry e)
 {
-    struct frc_heap_entry e = h[i];
-
     for (;;) {
         size_t l = 2 * i + 1, m;
         if (l >= len)
@@ -388,20 +388,20 @@ static int release(struct flightrec_client *c, uint64_t limit)
         struct frc_heap_entry *h = c->heap;
         struct frc_ring *r = c->rings[h[0].index];
         uint64_t stop = limit, top = c->released;
+        size_t len = c->heap_len, m = 0;
         int more = 1, left;
 
-        /* The run ends where the runner-up's first record goes first. */
-        if (c->heap_len > 1) {
-            const struct frc_heap_entry *b = &h[1];
-            if (c->heap_len > 2 && less(&h[2], b))
-                b = &h[2];
-            if (r->index < b->index) {
-                if (b->key < stop)
-                    stop = b->key;
-            } else if (b->key == 0) {
+        /* The run ends where the runner-up h[m] (the lesser child of the
+         * root) goes first. */
+        if (len > 1) {
+            m = len > 2 && less(&h[2], &h[1]) ? 2 : 1;
+            if (r->index < h[m].index) {
+                if (h[m].key < stop)
+                    stop = h[m].key;
+            } else if (h[m].key == 0) {
                 more = 0;
-            } else if (b->key - 1 < stop) {
-                stop = b->key - 1;
+            } else if (h[m].key - 1 < stop) {
+                stop = h[m].key - 1;
             }
         }
         do {
@@ -413,13 +413,23 @@ static int release(struct flightrec_client *c, uint64_t limit)
                          q.offset, q.gen);
         } while (rc == 0 && left && more && rq_key(r) <= stop);
         c->released = top;
-        if (left) {
-            h[0].key = rq_key(r);
+        if (!left) {
+            c->heap_len = --len;
+            if (len != 0)
+                sift_down(h, len, 0, h[len]);
         } else {
-            h[0] = h[--c->heap_len];
+            struct frc_heap_entry e;
+            e.key = rq_key(r);
+            e.index = r->index;
+            if (m != 0 && less(&h[m], &e)) {
+                /* Usually so (the run ended at the runner-up): it moves
+                 * up without comparing it again. */
+                h[0] = h[m];
+                sift_down(h, len, m, e);
+            } else {
+                h[0].key = e.key;
+            }
         }
-        if (c->heap_len > 1)
-            sift_down(h, c->heap_len, 0);
         if (rc != 0)
             break;
     }

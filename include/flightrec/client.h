@@ -100,7 +100,10 @@ struct flightrec_record {
     uint32_t loss_kind;     /**< enum flightrec_loss_kind (LOSS records) */
     uint64_t loss_count;    /**< items lost (LOSS records) */
     uint64_t offset;        /**< byte offset of the item in the stream */
-    /** The ring as it was when the item was decoded. */
+    /** The ring as it was when the item was decoded: its identity
+     * (@c thread_id, @c thread_name, @c context) is that of the record's
+     * own chunk, also when the record was held back or merged after a
+     * reused ring changed owner; the counters are those at delivery. */
     const struct flightrec_ring_info *ring_info;
 };
 
@@ -160,7 +163,10 @@ struct flightrec_client_options {
     void *arg;                      /**< passed to on_record */
     /**
      * 0: records of each ring in ring order as soon as they can be timed.
-     * 1: records of all rings merged in one time order (k-way merge).
+     * 1: records of all rings merged in one time order (k-way merge): the
+     * next record is the first of some ring's queue with the least time;
+     * equal times go in order of the rings' first appearance, and each
+     * ring's records keep their order.
      */
     int merge;
     /**

@@ -55,13 +55,14 @@ enum frc_action {
     A_EVENT_THREAD    /* RTEMS THREAD_CREATE: an event that heads a name */
 };
 
-/* A record waiting for its time or for its turn in the merge. */
+/* A record waiting for its time (hold-back), or on its way to delivery. */
 struct frc_rec {
     uint64_t time;    /* ns once timed; in hold-back: 0 */
     uint64_t data;    /* data word, or the loss count */
     uint64_t offset;
     uint32_t event;   /* event id, or the loss kind */
     uint32_t field;   /* 22-bit time field (hold-back) */
+    uint32_t gen;     /* the ring's identity generation when decoded */
     uint16_t type;    /* enum flightrec_record_type */
     uint16_t flags;
 };
@@ -72,6 +73,36 @@ struct frc_queue {
     size_t cap;       /* power of two or 0 */
     size_t head;
     size_t len;
+};
+
+/* A timed record waiting for its turn in the merge: only what delivery
+ * needs, 32 bytes, since with window 0 every record of the stream waits. */
+struct frc_qrec {
+    uint64_t time;
+    uint64_t data;    /* data word, or the loss count */
+    uint64_t offset;
+    uint32_t gen;     /* the ring's identity generation when decoded */
+    uint16_t event;   /* event id (< 1024), or the loss kind */
+    uint8_t type;
+    uint8_t flags;
+};
+
+/* Merge queues are lists of fixed blocks from a per-client pool: growing
+ * never copies, and a block emptied by the merge is reused by any ring, so
+ * memory follows what the window holds.  ~8 KiB per block. */
+#define FRC_BLOCK_RECS 255u
+struct frc_block {
+    struct frc_block *next;
+    struct frc_qrec rec[FRC_BLOCK_RECS];
+};
+
+/* A ring's identity as records saw it: what a reused ring may change
+ * between chunks while records of the old owner still wait. */
+struct frc_ident {
+    int64_t thread_id;
+    uint32_t context;
+    uint32_t gen;
+    char thread_name[FRC_NAME_MAX];
 };
 
 struct frc_ring {
@@ -112,8 +143,25 @@ struct frc_ring {
 
     struct frc_queue held;  /* waiting for a sync (or losses for an item) */
     size_t held_events;     /* EVENT records in held */
-    struct frc_queue ready; /* merge: timed, waiting for their turn */
-    size_t heap_pos;        /* index in the merge heap, or SIZE_MAX */
+
+    /* Merge: timed records waiting for their turn, oldest first; the ring
+     * is in the merge heap exactly when rq_head != NULL. */
+    struct frc_block *rq_head;
+    struct frc_block *rq_tail;
+    uint32_t rq_first;      /* next record in rq_head */
+    uint32_t rq_end;        /* records written to rq_tail */
+
+    /* Identity generations (client-merge.c): records carry the generation
+     * of info's identity fields when they were decoded, so that a record
+     * delivered after the ring changed owner still describes its own. */
+    uint32_t gen;           /* generation of ident */
+    int gen_used;           /* a record may carry gen */
+    int ident_dirty;        /* info's identity written since ident taken */
+    struct frc_ident ident; /* snapshot of generation gen */
+    struct frc_ident *hist; /* older generations, oldest first (circular) */
+    size_t hist_cap;        /* power of two or 0 */
+    size_t hist_head;
+    size_t hist_len;
 };
 
 /* Open-addressing map from 64-bit keys to 32-bit values. */
@@ -129,9 +177,11 @@ struct frc_thread {
     char name[FRC_NAME_MAX];
 };
 
+/* The heap orders rings by (key, index): equal times go in order of first
+ * appearance.  The entry carries both, so sifting never touches a ring. */
 struct frc_heap_entry {
     uint64_t key;          /* time of the ring's first queued record */
-    struct frc_ring *ring;
+    uint32_t index;        /* the ring's index in client->rings */
 };
 
 struct flightrec_client {
@@ -206,8 +256,13 @@ struct flightrec_client {
     size_t heap_len;
     size_t heap_cap;
     uint64_t max_time;        /* latest time decoded */
-    uint64_t released;        /* latest time delivered by the merge */
-    int has_released;
+    uint64_t released;        /* latest time delivered by the merge, or 0 */
+    uint64_t release_at;      /* max_time from which the heap's first
+                               * record is due (saturated), UINT64_MAX if
+                               * none is */
+    struct frc_block *pool;   /* free blocks */
+    struct flightrec_ring_info view; /* ring_info of a record whose ring
+                                      * changed identity since */
 
     struct flightrec_record rec; /* filled per delivery */
     struct frc_ring *rec_ring;   /* rec holds this ring's fast fields */
@@ -262,8 +317,53 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
              struct frc_rec *rec);
 int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
                 const struct frc_rec *rec);
+int frc_merge_release(struct flightrec_client *c);
 int frc_merge_drain(struct flightrec_client *c);
 void frc_merge_free(struct flightrec_client *c);
+void frc_ident_init(struct frc_ring *r);
+int frc_ident_take(struct flightrec_client *c, struct frc_ring *r,
+                   uint32_t *gen);
+void frc_ring_free(struct frc_ring *r);
+
+/* The ring's identity fields (thread id, name, context) were written: the
+ * next record takes a new generation if they differ, so the fast path, which
+ * takes the current one blindly, waits for it. */
+static inline void frc_ident_touch(struct frc_ring *r)
+{
+    r->ident_dirty = 1;
+    r->fast = 0;
+}
+
+/*
+ * The merge's common case, inlined into the decode loop: a timed event of
+ * a ring that already has records queued, with room in its last block, and
+ * not late.  Returns 1 if it took the record (then 0 or an error from
+ * frc_merge_release() is in *rc), 0 if frc_emit() must handle it.
+ */
+static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
+    struct flightrec_client *c, struct frc_ring *r, uint64_t time,
+    uint64_t data, uint64_t offset, uint32_t event, int *rc)
+{
+    struct frc_qrec *q;
+
+    if (!(r->rq_head != NULL && r->rq_end < FRC_BLOCK_RECS &&
+          time >= c->released))
+        return 0;
+    q = &r->rq_tail->rec[r->rq_end++];
+    q->time = time;
+    q->data = data;
+    q->offset = offset;
+    q->gen = r->gen;
+    q->event = (uint16_t)event;
+    q->type = FLIGHTREC_RECORD_EVENT;
+    q->flags = 0;
+    if (time > c->max_time)
+        c->max_time = time;
+    *rc = FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)
+              ? frc_merge_release(c)
+              : 0;
+    return 1;
+}
 
 /* client-names.c */
 int frc_map_get(const struct frc_map *m, uint64_t key, uint32_t *val);

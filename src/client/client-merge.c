@@ -5,6 +5,25 @@
  * keyed by the time of each FIFO's head, releases records in time order as
  * soon as a record merge_window_ns later has been decoded, which bounds the
  * memory by the window rather than by the stream.
+ *
+ * The order is that of a k-way merge taking one record at a time from the
+ * ring whose first record has the least (time, ring index): equal times go
+ * in order of the rings' first appearance, and a ring's own records keep
+ * their order.  Rings hold runs of records in time order (chunks), so the
+ * merge delivers from the heap's first ring for as long as its next record
+ * still comes before the runner-up (one of the root's children) -- exactly
+ * the records the one-at-a-time merge would have taken from it -- and
+ * touches the heap once per run instead of once per record.
+ *
+ * Identity generations: a ring's thread id, name and context change when a
+ * dead thread's ring is reused, while records of the old owner may still be
+ * held back or queued.  Each record carries the generation of the ring's
+ * identity when it was decoded; a generation is snapshotted only when the
+ * identity really changed and a record may carry the old one, and kept
+ * while a queued record may refer to it.  Delivery points ring_info at the
+ * live description when the record's generation is the current one (the
+ * common case, no copy) and otherwise at a per-client view: the snapshot's
+ * identity with the ring's live counters.
  */
 #include "client-internal.h"
 
@@ -40,108 +59,222 @@ void frc_queue_free(struct frc_queue *q)
     memset(q, 0, sizeof(*q));
 }
 
-int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
-                const struct frc_rec *rec)
+/*=====   Identity generations   =====*/
+
+void frc_ident_init(struct frc_ring *r)
+{
+    r->ident.thread_id = r->info.thread_id;
+    r->ident.context = r->info.context;
+    r->ident.gen = r->gen;
+    memcpy(r->ident.thread_name, r->info.thread_name, FRC_NAME_MAX);
+}
+
+static int same_ident(const struct frc_ident *id,
+                      const struct flightrec_ring_info *info)
+{
+    return id->thread_id == info->thread_id && id->context == info->context &&
+           strncmp(id->thread_name, info->thread_name, FRC_NAME_MAX) == 0;
+}
+
+/* Drops the generations older than every record still waiting in the
+ * ring: its queues hold records in decode order, so their heads carry the
+ * oldest generations. */
+static void ident_collect(struct frc_ring *r)
+{
+    uint32_t keep = 0; /* age (r->gen - gen) of the oldest still referred */
+
+    if (r->held.len != 0)
+        keep = r->gen - r->held.buf[r->held.head].gen;
+    if (r->rq_head != NULL) {
+        uint32_t age = r->gen - r->rq_head->rec[r->rq_first].gen;
+        if (age > keep)
+            keep = age;
+    }
+    while (r->hist_len != 0 &&
+           r->gen - r->hist[r->hist_head].gen > keep) {
+        r->hist_head = (r->hist_head + 1) & (r->hist_cap - 1);
+        r->hist_len--;
+    }
+}
+
+int frc_ident_take(struct flightrec_client *c, struct frc_ring *r,
+                   uint32_t *gen)
+{
+    (void)c;
+    if (FLIGHTREC_UNLIKELY(r->ident_dirty)) {
+        r->ident_dirty = 0;
+        if (!same_ident(&r->ident, &r->info)) {
+            if (r->gen_used) {
+                /* Records may refer to the old identity: keep it. */
+                ident_collect(r);
+                if (r->hist_len == r->hist_cap) {
+                    size_t cap = r->hist_cap ? r->hist_cap * 2 : 4;
+                    struct frc_ident *h = malloc(cap * sizeof(*h));
+                    if (h == NULL) {
+                        r->ident_dirty = 1;
+                        return -1;
+                    }
+                    for (size_t i = 0; i < r->hist_len; i++)
+                        h[i] = r->hist[(r->hist_head + i) &
+                                       (r->hist_cap - 1)];
+                    free(r->hist);
+                    r->hist = h;
+                    r->hist_cap = cap;
+                    r->hist_head = 0;
+                }
+                r->hist[(r->hist_head + r->hist_len) & (r->hist_cap - 1)] =
+                    r->ident;
+                r->hist_len++;
+                r->gen++;
+                r->gen_used = 0;
+            }
+            frc_ident_init(r);
+        }
+    }
+    r->gen_used = 1;
+    *gen = r->gen;
+    return 0;
+}
+
+void frc_ring_free(struct frc_ring *r)
+{
+    free(r->hist);
+    r->hist = NULL;
+    r->hist_cap = r->hist_len = r->hist_head = 0;
+}
+
+/* ring_info for a record of an older generation, or of the current one
+ * while the identity is being rewritten (after the counters were updated
+ * for it). */
+static FLIGHTREC_COLD const struct flightrec_ring_info *
+ring_view_old(struct flightrec_client *c, struct frc_ring *r, uint32_t gen)
+{
+    const struct frc_ident *id = &r->ident;
+
+    if (gen != r->gen) {
+        uint32_t i = r->hist_len != 0 ? gen - r->hist[r->hist_head].gen : 0;
+        if (i >= r->hist_len)
+            return &r->info; /* not reached: generations are kept */
+        id = &r->hist[(r->hist_head + i) & (r->hist_cap - 1)];
+    }
+    c->view = r->info;
+    c->view.thread_id = id->thread_id;
+    c->view.context = id->context;
+    memcpy(c->view.thread_name, id->thread_name, FRC_NAME_MAX);
+    return &c->view;
+}
+
+/*=====   Delivery   =====*/
+
+static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
+                                           struct frc_ring *r, uint32_t type,
+                                           uint32_t flags, uint64_t time,
+                                           uint32_t event, uint64_t data,
+                                           uint64_t offset, uint32_t gen)
 {
     struct flightrec_record *out = &c->rec;
 
     c->rec_ring = NULL;
-    out->type = rec->type;
-    out->flags = rec->flags;
-    out->time_ns = rec->time;
+    out->type = type;
+    out->flags = flags;
+    out->time_ns = time;
     out->ring = r->info.id;
-    out->offset = rec->offset;
-    out->ring_info = &r->info;
-    if (rec->type == FLIGHTREC_RECORD_EVENT) {
-        out->event = rec->event;
-        out->data = rec->data;
+    out->offset = offset;
+    if (FLIGHTREC_LIKELY(type == FLIGHTREC_RECORD_EVENT)) {
+        out->event = event;
+        out->data = data;
         out->loss_kind = 0;
         out->loss_count = 0;
         r->info.events++;
         c->totals.events++;
-        if (rec->flags & FLIGHTREC_RECORD_UNTIMED) {
+        if (FLIGHTREC_UNLIKELY(flags & FLIGHTREC_RECORD_UNTIMED)) {
             r->info.untimed++;
             c->totals.untimed++;
         }
     } else {
         out->event = 0;
         out->data = 0;
-        out->loss_kind = rec->event;
-        out->loss_count = rec->data;
+        out->loss_kind = event;
+        out->loss_count = data;
     }
-    if (!(rec->flags & FLIGHTREC_RECORD_UNTIMED)) {
-        if (!r->has_first) {
-            r->info.first_ns = rec->time;
+    if (FLIGHTREC_LIKELY(!(flags & FLIGHTREC_RECORD_UNTIMED))) {
+        if (FLIGHTREC_UNLIKELY(!r->has_first)) {
+            r->info.first_ns = time;
             r->has_first = 1;
         }
-        r->info.last_ns = rec->time;
+        r->info.last_ns = time;
     }
-    if (rec->flags & FLIGHTREC_RECORD_LATE)
+    if (FLIGHTREC_UNLIKELY(flags & FLIGHTREC_RECORD_LATE))
         c->totals.late++;
-    if (c->opt.on_record(out, c->opt.arg) != 0)
-        return frc_fail(c, FLIGHTREC_ECALLBACK, rec->offset,
-                        "stopped by callback");
+    out->ring_info = FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty)
+                         ? &r->info
+                         : ring_view_old(c, r, gen);
+    if (FLIGHTREC_UNLIKELY(c->opt.on_record(out, c->opt.arg) != 0))
+        return frc_fail(c, FLIGHTREC_ECALLBACK, offset, "stopped by callback");
     return 0;
 }
 
-static uint64_t key(const struct frc_ring *r)
+int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
+                const struct frc_rec *rec)
 {
-    return r->ready.buf[r->ready.head].time;
+    return deliver(c, r, rec->type, rec->flags, rec->time, rec->event,
+                   rec->data, rec->offset, rec->gen);
 }
 
-/* Heap entries carry their key, so sifting touches only the heap array. */
-static int less(const struct frc_heap_entry *a, const struct frc_heap_entry *b)
+/*=====   The merge heap   =====*/
+
+static inline int less(const struct frc_heap_entry *a,
+                       const struct frc_heap_entry *b)
 {
-    return a->key < b->key || (a->key == b->key && a->ring->index <
-                                                       b->ring->index);
+    return a->key < b->key || (a->key == b->key && a->index < b->index);
 }
 
-static void put(struct flightrec_client *c, size_t i,
-                struct frc_heap_entry e)
+static void sift_up(struct frc_heap_entry *h, size_t i)
 {
-    c->heap[i] = e;
-    e.ring->heap_pos = i;
-}
-
-static void sift_up(struct flightrec_client *c, size_t i)
-{
-    struct frc_heap_entry e = c->heap[i];
+    struct frc_heap_entry e = h[i];
 
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!less(&e, &c->heap[p]))
+        if (!less(&e, &h[p]))
             break;
-        put(c, i, c->heap[p]);
+        h[i] = h[p];
         i = p;
     }
-    put(c, i, e);
+    h[i] = e;
 }
 
-static void sift_down(struct flightrec_client *c, size_t i)
+/* Puts @a e into the hole at @a i, moving it down to its place. */
+static void sift_down(struct frc_heap_entry *h, size_t len, size_t i,
+                      struct frc_heap_entry e)
 {
-    struct frc_heap_entry e = c->heap[i];
-
     for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        const struct frc_heap_entry *best = &e;
-        if (l < c->heap_len && less(&c->heap[l], best)) {
-            m = l;
-            best = &c->heap[l];
-        }
-        if (l + 1 < c->heap_len && less(&c->heap[l + 1], best))
-            m = l + 1;
-        if (m == i)
+        size_t l = 2 * i + 1, m;
+        if (l >= len)
             break;
-        put(c, i, c->heap[m]);
+        m = l + 1 < len && less(&h[l + 1], &h[l]) ? l + 1 : l;
+        if (!less(&h[m], &e))
+            break;
+        h[i] = h[m];
         i = m;
     }
-    put(c, i, e);
+    h[i] = e;
 }
 
-static int heap_insert(struct flightrec_client *c, struct frc_ring *r)
+/* When the heap's first record becomes due: max_time >= its time + w. */
+static void update_release_at(struct flightrec_client *c)
 {
-    struct frc_heap_entry e;
+    uint64_t w = c->opt.merge_window_ns;
 
+    if (w == 0 || c->heap_len == 0)
+        c->release_at = UINT64_MAX;
+    else
+        c->release_at = c->heap[0].key > UINT64_MAX - w ? UINT64_MAX
+                                                        : c->heap[0].key + w;
+}
+
+static int heap_insert(struct flightrec_client *c, struct frc_ring *r,
+                       uint64_t key)
+{
     if (c->heap_len == c->heap_cap) {
         size_t cap = c->heap_cap ? c->heap_cap * 2 : 16;
         struct frc_heap_entry *h = realloc(c->heap, cap * sizeof(*h));
@@ -150,79 +283,210 @@ static int heap_insert(struct flightrec_client *c, struct frc_ring *r)
         c->heap = h;
         c->heap_cap = cap;
     }
-    e.key = key(r);
-    e.ring = r;
-    put(c, c->heap_len++, e);
-    sift_up(c, r->heap_pos);
+    c->heap[c->heap_len].key = key;
+    c->heap[c->heap_len].index = r->index;
+    sift_up(c->heap, c->heap_len++);
     return 0;
 }
 
-/* Delivers the earliest queued record. */
-static int pop(struct flightrec_client *c)
-{
-    struct frc_ring *r = c->heap[0].ring;
-    struct frc_queue *q = &r->ready;
-    struct frc_rec rec = q->buf[q->head];
+/*=====   Ring queues   =====*/
 
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->len--;
-    if (q->len == 0) {
-        r->heap_pos = SIZE_MAX;
-        c->heap_len--;
-        if (c->heap_len != 0) {
-            put(c, 0, c->heap[c->heap_len]);
-            sift_down(c, 0);
+static struct frc_block *block_get(struct flightrec_client *c)
+{
+    struct frc_block *b = c->pool;
+
+    if (b != NULL)
+        c->pool = b->next;
+    else
+        b = malloc(sizeof(*b));
+    if (b != NULL)
+        b->next = NULL;
+    return b;
+}
+
+static void block_put(struct flightrec_client *c, struct frc_block *b)
+{
+    b->next = c->pool;
+    c->pool = b;
+}
+
+/* Appends a record; the ring enters the heap if it had none queued. */
+static int rq_push(struct flightrec_client *c, struct frc_ring *r,
+                   const struct frc_rec *rec)
+{
+    struct frc_qrec *q;
+
+    if (r->rq_head == NULL) {
+        struct frc_block *b = block_get(c);
+        if (b == NULL)
+            return -1;
+        if (heap_insert(c, r, rec->time) != 0) {
+            block_put(c, b);
+            return -1;
         }
-    } else {
-        c->heap[0].key = key(r);
-        sift_down(c, 0);
+        r->rq_head = r->rq_tail = b;
+        r->rq_first = r->rq_end = 0;
+        update_release_at(c);
+    } else if (r->rq_end == FRC_BLOCK_RECS) {
+        struct frc_block *b = block_get(c);
+        if (b == NULL)
+            return -1;
+        r->rq_tail->next = b;
+        r->rq_tail = b;
+        r->rq_end = 0;
     }
-    if (!c->has_released || rec.time > c->released)
-        c->released = rec.time;
-    c->has_released = 1;
-    return frc_deliver(c, r, &rec);
+    q = &r->rq_tail->rec[r->rq_end++];
+    q->time = rec->time;
+    q->data = rec->data;
+    q->offset = rec->offset;
+    q->gen = rec->gen;
+    q->event = (uint16_t)rec->event;
+    q->type = (uint8_t)rec->type;
+    q->flags = (uint8_t)rec->flags;
+    return 0;
+}
+
+/* Takes the ring's first record out into *out; returns 0 if the ring has
+ * no more, else 1.  The block is recycled before delivery, hence the
+ * copy. */
+static FLIGHTREC_ALWAYS_INLINE int rq_pop(struct flightrec_client *c,
+                                          struct frc_ring *r,
+                                          struct frc_qrec *out)
+{
+    struct frc_block *b = r->rq_head;
+
+    *out = b->rec[r->rq_first++];
+    if (b == r->rq_tail) {
+        if (r->rq_first != r->rq_end)
+            return 1;
+        r->rq_head = r->rq_tail = NULL;
+        block_put(c, b);
+        return 0;
+    }
+    if (r->rq_first == FRC_BLOCK_RECS) {
+        r->rq_head = b->next;
+        r->rq_first = 0;
+        block_put(c, b);
+    }
+    return 1;
+}
+
+static inline uint64_t rq_key(const struct frc_ring *r)
+{
+    return r->rq_head->rec[r->rq_first].time;
+}
+
+/*=====   Release   =====*/
+
+/* Delivers, in merge order, every queued record whose turn comes at or
+ * before time @a limit. */
+static int release(struct flightrec_client *c, uint64_t limit)
+{
+    int rc = 0;
+
+    while (c->heap_len != 0 && c->heap[0].key <= limit) {
+        struct frc_heap_entry *h = c->heap;
+        struct frc_ring *r = c->rings[h[0].index];
+        uint64_t stop = limit, top = c->released;
+        size_t len = c->heap_len, m = 0;
+        int more = 1, left;
+
+        /* The run ends where the runner-up h[m] (the lesser child of the
+         * root) goes first. */
+        if (len > 1) {
+            m = len > 2 && less(&h[2], &h[1]) ? 2 : 1;
+            if (r->index < h[m].index) {
+                if (h[m].key < stop)
+                    stop = h[m].key;
+            } else if (h[m].key == 0) {
+                more = 0;
+            } else if (h[m].key - 1 < stop) {
+                stop = h[m].key - 1;
+            }
+        }
+        do {
+            struct frc_qrec q;
+            left = rq_pop(c, r, &q);
+            if (q.time > top)
+                top = q.time;
+            rc = deliver(c, r, q.type, q.flags, q.time, q.event, q.data,
+                         q.offset, q.gen);
+        } while (rc == 0 && left && more && rq_key(r) <= stop);
+        c->released = top;
+        if (!left) {
+            c->heap_len = --len;
+            if (len != 0)
+                sift_down(h, len, 0, h[len]);
+        } else {
+            struct frc_heap_entry e;
+            e.key = rq_key(r);
+            e.index = r->index;
+            if (m != 0 && less(&h[m], &e)) {
+                /* Usually so (the run ended at the runner-up): it moves
+                 * up without comparing it again. */
+                h[0] = h[m];
+                sift_down(h, len, m, e);
+            } else {
+                h[0].key = e.key;
+            }
+        }
+        if (rc != 0)
+            break;
+    }
+    update_release_at(c);
+    return rc;
+}
+
+int frc_merge_release(struct flightrec_client *c)
+{
+    uint64_t w = c->opt.merge_window_ns;
+
+    if (w == 0 || c->max_time < w)
+        return 0;
+    return release(c, c->max_time - w);
 }
 
 int frc_emit(struct flightrec_client *c, struct frc_ring *r,
              struct frc_rec *rec)
 {
-    uint64_t w = c->opt.merge_window_ns;
-
     if (!c->opt.merge)
         return frc_deliver(c, r, rec);
     if (rec->time > c->max_time)
         c->max_time = rec->time;
-    if (c->has_released && rec->time < c->released) {
+    if (rec->time < c->released) {
         /* Its turn has passed: deliver it now, marked. */
         rec->flags |= FLIGHTREC_RECORD_LATE;
         return frc_deliver(c, r, rec);
     }
-    if (frc_queue_push(&r->ready, rec) != 0)
+    if (rq_push(c, r, rec) != 0)
         return frc_fail(c, FLIGHTREC_ENOMEM, rec->offset, "out of memory");
-    if (r->ready.len == 1 && heap_insert(c, r) != 0)
-        return frc_fail(c, FLIGHTREC_ENOMEM, rec->offset, "out of memory");
-    if (w == 0 || c->max_time < w)
-        return 0;
-    while (c->heap_len != 0 && c->heap[0].key <= c->max_time - w) {
-        int rc = pop(c);
-        if (rc != 0)
-            return rc;
-    }
+    if (c->max_time >= c->release_at)
+        return frc_merge_release(c);
     return 0;
 }
 
 int frc_merge_drain(struct flightrec_client *c)
 {
-    while (c->heap_len != 0) {
-        int rc = pop(c);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return release(c, UINT64_MAX);
 }
 
 void frc_merge_free(struct flightrec_client *c)
 {
+    for (size_t i = 0; i < c->ring_count; i++) {
+        struct frc_ring *r = c->rings[i];
+        struct frc_block *b = r->rq_head;
+        while (b != NULL) {
+            struct frc_block *next = b == r->rq_tail ? NULL : b->next;
+            free(b);
+            b = next;
+        }
+        r->rq_head = r->rq_tail = NULL;
+    }
+    while (c->pool != NULL) {
+        struct frc_block *next = c->pool->next;
+        free(c->pool);
+        c->pool = next;
+    }
     free(c->heap);
     c->heap = NULL;
     c->heap_len = c->heap_cap = 0;

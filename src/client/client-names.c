@@ -154,9 +154,11 @@ int frc_name_item(struct flightrec_client *c, uint64_t data)
         if (t == NULL)
             return -1;
         dst = t->name;
-        if (c->name_ring != NULL)
+        if (c->name_ring != NULL) {
             memcpy(c->name_ring->info.thread_name, c->name_buf,
                    c->name_len + 1);
+            frc_ident_touch(c->name_ring);
+        }
     }
     memcpy(dst, c->name_buf, c->name_len + 1);
     return 0;

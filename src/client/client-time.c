@@ -126,7 +126,9 @@ void frc_refresh_fast(const struct flightrec_client *c, struct frc_ring *r)
 {
     (void)c;
     r->fast = r->synced && r->held.len == 0 && !r->in_header &&
-              (!r->has_floor || r->ns >= r->floor);
+              !r->ident_dirty && (!r->has_floor || r->ns >= r->floor);
+    /* Fast-path records take the generation without asking. */
+    r->gen_used |= r->fast;
 }
 
 /* Continuity is lost (overflow, missing chunks, rewind): hold items back
@@ -308,6 +310,8 @@ int frc_timed_item(struct flightrec_client *c, struct frc_ring *r,
     if (rc != 0)
         return rc;
     memset(&rec, 0, sizeof(rec));
+    if (frc_ident_take(c, r, &rec.gen) != 0)
+        return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
     rec.type = FLIGHTREC_RECORD_EVENT;
     rec.event = event;
     rec.data = data;

@@ -23,7 +23,8 @@
  *    the previous HEAD of that ring means missing chunks.
  *  - Limits: ring ids < 2^24, 2^22 held items per ring and 2^24 in all,
  *    PER_CPU_COUNT 1..2^30, frequency <= 2^44 Hz, names 63 bytes.
- *  - record->ring_info is the ring's live description at delivery.
+ *  - record->ring_info: identity fields (thread id and name, context) as
+ *    when the item was decoded, counters as at delivery (client-merge.c).
  */
 #include "client-internal.h"
 
@@ -75,7 +76,7 @@ static struct frc_ring *new_ring(struct flightrec_client *c, uint32_t id)
     r->info.id = id;
     r->info.thread_id = -1;
     r->index = (uint32_t)c->ring_count;
-    r->heap_pos = SIZE_MAX;
+    frc_ident_init(r);
     c->rings[c->ring_count++] = r;
     c->totals.rings = (uint32_t)c->ring_count;
     return r;
@@ -109,6 +110,8 @@ static int loss(struct flightrec_client *c, struct frc_ring *r, uint32_t kind,
     if (kind != FLIGHTREC_LOSS_DISCARD)
         frc_break(r);
     memset(&rec, 0, sizeof(rec));
+    if (frc_ident_take(c, r, &rec.gen) != 0)
+        return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
     rec.type = FLIGHTREC_RECORD_LOSS;
     rec.event = kind;
     rec.data = count;
@@ -436,6 +439,7 @@ static int meta_item(struct flightrec_client *c, uint32_t action,
         if (!c->rtems && r != NULL && r->in_header) {
             r->info.thread_id = (int64_t)data;
             r->info.thread_name[0] = '\0';
+            frc_ident_touch(r);
             frc_name_start(c, 1, (int64_t)data, r);
         } else {
             frc_name_start(c, 1, (int64_t)data, NULL);
@@ -483,6 +487,7 @@ static int meta_item(struct flightrec_client *c, uint32_t action,
     switch (action) {
     case A_CONTEXT:
         r->info.context = (uint32_t)data;
+        frc_ident_touch(r);
         return 0;
     case A_POSITION:
         if (!r->in_header) {
@@ -611,14 +616,21 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                 if (c->opt.merge) {
                     /* Timed in place; the merge decides when it goes. */
                     struct frc_rec rec;
-                    rec.time = r->ns;
-                    rec.data = data;
-                    rec.offset = offset + (uint64_t)(p - start);
-                    rec.event = event;
-                    rec.field = field;
-                    rec.type = FLIGHTREC_RECORD_EVENT;
-                    rec.flags = 0;
-                    if (frc_emit(c, r, &rec) != 0)
+                    int rc;
+                    if (!frc_merge_push_fast(c, r, r->ns, data,
+                                             offset + (uint64_t)(p - start),
+                                             event, &rc)) {
+                        rec.time = r->ns;
+                        rec.data = data;
+                        rec.offset = offset + (uint64_t)(p - start);
+                        rec.event = event;
+                        rec.field = field;
+                        rec.gen = r->gen; /* fast: identity is current */
+                        rec.type = FLIGHTREC_RECORD_EVENT;
+                        rec.flags = 0;
+                        rc = frc_emit(c, r, &rec);
+                    }
+                    if (rc != 0)
                         return (size_t)(p - start);
                     p += size;
                     continue;
@@ -742,6 +754,7 @@ int flightrec_client_create(flightrec_client **out,
     c->info.process_id = -1;
     c->proc_max = -1;
     c->item_size = 8;
+    c->release_at = UINT64_MAX;
     *out = c;
     return 0;
 }
@@ -840,14 +853,14 @@ void flightrec_client_destroy(flightrec_client *c)
 {
     if (c == NULL)
         return;
+    frc_merge_free(c);
     for (size_t i = 0; i < c->ring_count; i++) {
         frc_queue_free(&c->rings[i]->held);
-        frc_queue_free(&c->rings[i]->ready);
+        frc_ring_free(c->rings[i]);
         free(c->rings[i]);
     }
     free(c->rings);
     frc_map_free(&c->ring_map);
-    frc_merge_free(c);
     frc_names_free(c);
     free(c);
 }

@@ -36,6 +36,8 @@ static int collect(const struct flightrec_record *r, void *arg)
     CHECK(r->ring_info != NULL);
     CHECK_EQ_U(r->ring_info->id, r->ring);
     t->thread_id = r->ring_info->thread_id;
+    t->context = r->ring_info->context;
+    memcpy(t->thread_name, r->ring_info->thread_name, sizeof t->thread_name);
     if (x->stop_after != 0 && res->n >= (size_t)x->stop_after)
         return 1;
     return 0;
@@ -124,7 +126,10 @@ void tcompare(const struct tresult *a, const struct tresult *b)
             x->ring != y->ring || x->event != y->event ||
             x->loss_kind != y->loss_kind || x->time_ns != y->time_ns ||
             x->data != y->data || x->loss_count != y->loss_count ||
-            x->offset != y->offset)
+            x->offset != y->offset || x->thread_id != y->thread_id ||
+            x->context != y->context ||
+            strncmp(x->thread_name, y->thread_name,
+                    sizeof x->thread_name) != 0)
             TEST_FAIL("record %zu differs: offset %llu/%llu time %llu/%llu",
                       i, (unsigned long long)x->offset,
                       (unsigned long long)y->offset,

@@ -8,11 +8,13 @@
 
 #include <flightrec/client.h>
 
-/* A record as delivered, without the ring_info pointer. */
+/* A record as delivered; of its ring_info, the identity fields. */
 struct trec {
     uint32_t type, flags, ring, event, loss_kind;
     uint64_t time_ns, data, loss_count, offset;
     int64_t thread_id;
+    uint32_t context;
+    char thread_name[64];
 };
 
 struct tresult {

@@ -351,6 +351,262 @@ TEST(rings_5000)
     fr_vec_free(&v);
 }
 
+/* The identity a record's chunk gave its ring, by the data word. */
+static void check_identity(const struct trec *r)
+{
+    static const struct {
+        int64_t tid;
+        const char *name;
+    } owner[] = { { 0, "" },     { 7, "alpha" }, { 8, "beta" },
+                  { 9, "other" }, { 10, "gamma" }, { 11, "delta" } };
+    uint64_t k = r->type == FLIGHTREC_RECORD_LOSS ? 4 : r->data;
+
+    CHECK(k >= 1 && k <= 5);
+    CHECK_EQ_I(r->thread_id, owner[k].tid);
+    CHECK_EQ_S(r->thread_name, owner[k].name);
+    CHECK_EQ_U(r->context, k == 5 ? 1 : 0);
+}
+
+/* A reused ring changes owner (THREAD_ID / THREAD_NAME, and once the
+ * context) between chunks while records of the old owner wait: in the
+ * merge (window 0 holds everything until finish), in a short window, and
+ * held back for a sync that only the next owner's chunk brings.  Each
+ * record's ring_info names the owner of its own chunk. */
+TEST(ring_identity)
+{
+    struct fr_vec v;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, NS, 2, 64, 1, 0);
+    /* ring 0, owner alpha: 1010, 1020, 1030 */
+    fr_vec_flightrec_chunk(&v, 0, 7, "alpha", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 1000);
+    for (uint32_t i = 1; i <= 3; i++)
+        fr_vec_item(&v, i * 10, FLIGHTREC_USER(0), 1);
+    /* ring 1 interleaves: 1005, 1015, 1025 */
+    fr_vec_flightrec_chunk(&v, 1, 9, "other", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 1000);
+    for (uint32_t i = 0; i < 3; i++)
+        fr_vec_item(&v, 5 + i * 10, FLIGHTREC_USER(1), 3);
+    /* ring 0 continues (no loss, no sync) under owner beta: 1040, 1050 */
+    fr_vec_flightrec_chunk(&v, 0, 8, "beta", 0, 5, 0, 0);
+    fr_vec_item(&v, 40, FLIGHTREC_USER(0), 2);
+    fr_vec_item(&v, 50, FLIGHTREC_USER(0), 2);
+    fr_vec_flightrec_chunk(&v, 1, 9, "other", 0, 5, 0, 0);
+    fr_vec_item(&v, 35, FLIGHTREC_USER(1), 3);
+    fr_vec_item(&v, 45, FLIGHTREC_USER(1), 3);
+    /* owner gamma after an overflow: no time until the next sync */
+    fr_vec_flightrec_chunk(&v, 0, 10, "gamma", 0, 20, 13, 0);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(0), 4);
+    fr_vec_item(&v, 200, FLIGHTREC_USER(0), 4);
+    /* owner delta (a signal ring now) brings the sync for gamma's items */
+    fr_vec_flightrec_chunk(&v, 0, 11, "delta", 1, 22, 0, 0);
+    fr_vec_uptime(&v, 300, 5000);
+    fr_vec_item(&v, 400, FLIGHTREC_USER(0), 5);
+
+    for (int merge = 0; merge < 2; merge++) {
+        for (uint64_t window = 0; window <= 20; window += 20) {
+            struct topts o = {.merge = merge, .window = window, .keep = 1};
+            struct tresult res, one;
+            size_t seen[6] = {0};
+
+            tdecode(&res, v.buf, v.len, &o);
+            CHECK_EQ_I(res.finish_rc, 0);
+            CHECK_EQ_U(res.n, 14);
+            for (size_t i = 0; i < res.n; i++) {
+                check_identity(&res.recs[i]);
+                seen[res.recs[i].type == FLIGHTREC_RECORD_LOSS
+                         ? 0 : res.recs[i].data]++;
+            }
+            CHECK_EQ_U(seen[0], 1);
+            CHECK_EQ_U(seen[1], 3);
+            CHECK_EQ_U(seen[2], 2);
+            CHECK_EQ_U(seen[3], 5);
+            CHECK_EQ_U(seen[4], 2);
+            CHECK_EQ_U(seen[5], 1);
+            if (merge && window == 0) {
+                /* everything waited: alpha's records came after beta's
+                 * chunk, gamma's after delta's */
+                CHECK_EQ_U(res.recs[0].time_ns, 1005);
+                CHECK_EQ_U(res.recs[1].data, 1);
+            }
+            /* the live description is the last owner's */
+            const struct flightrec_ring_info *ri =
+                flightrec_client_ring(res.client, 0);
+            CHECK_EQ_I(ri->thread_id, 11);
+            CHECK_EQ_S(ri->thread_name, "delta");
+            CHECK_EQ_U(ri->context, 1);
+            CHECK_EQ_U(ri->events, 8);
+            o.keep = 0;
+            o.chunking = 1;
+            tdecode(&one, v.buf, v.len, &o);
+            tcompare(&res, &one);
+            tresult_free(&one);
+            tresult_free(&res);
+        }
+    }
+    fr_vec_free(&v);
+}
+
+static uint32_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return (uint32_t)(*s >> 33);
+}
+
+/* A random stream of interleaved chunks: equal times across rings, small
+ * backward steps (clamped), rewinds (a ring's times go back), missing
+ * chunks and overflow (LOSS records), runs longer than a queue block.
+ * Every chunk syncs and ends with an event, so nothing is left untimed. */
+static void random_stream(struct fr_vec *v, uint64_t seed)
+{
+    uint64_t ticks[6];
+    uint32_t end[6] = {0};
+    uint32_t rings = 1 + rnd(&seed) % 6, chunks = rings * (1 + rnd(&seed) % 6);
+    uint64_t data = 0;
+
+    fr_vec_flightrec_header(v, NS, rings, 1024, 1, 0);
+    for (uint32_t r = 0; r < rings; r++)
+        ticks[r] = 1000 + rnd(&seed) % 20;
+    for (uint32_t k = 0; k < chunks; k++) {
+        uint32_t r = rnd(&seed) % rings, pos = end[r], overflow = 0;
+        uint32_t kind = rnd(&seed) % 10, n;
+        if (kind == 0 && pos > 3) {
+            pos -= 1 + rnd(&seed) % 3; /* rewind */
+            ticks[r] -= rnd(&seed) % 300;
+        } else if (kind == 1) {
+            pos += 5; /* missing */
+        } else if (kind == 2) {
+            overflow = 3;
+            pos += 3;
+        }
+        fr_vec_flightrec_chunk(v, r * 3 + 1, 100 + r, "t", 0, pos, overflow,
+                               0);
+        fr_vec_uptime(v, (uint32_t)ticks[r] & FLIGHTREC_TIME_MASK, ticks[r]);
+        n = 1 + rnd(&seed) % (rnd(&seed) % 4 == 0 ? 600 : 20);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t field;
+            if (rnd(&seed) % 50 == 0) {
+                field = (uint32_t)(ticks[r] - 3); /* clamped */
+            } else {
+                ticks[r] += rnd(&seed) % 4 == 0 ? 0 : rnd(&seed) % 40;
+                field = (uint32_t)ticks[r];
+            }
+            fr_vec_item(v, field & FLIGHTREC_TIME_MASK, FLIGHTREC_USER(r),
+                        data++);
+        }
+        end[r] = pos + 2 + n;
+    }
+}
+
+/* The merge as a plain k-way merge, one record at a time, over the records
+ * in the order the decoder produced them (the unmerged order): each ring a
+ * FIFO, the next record the least (time, ring's first appearance) among the
+ * FIFOs' heads; released once a record window_ns later was decoded; a
+ * record whose turn has passed goes at once, LATE. */
+static void reference_merge(const struct tresult *in, uint64_t window,
+                            struct trec *out)
+{
+    size_t n = in->n, done = 0, *fifo = malloc(n * sizeof(*fifo));
+    size_t head[8] = {0}, len[8] = {0}, base[8] = {0};
+    uint32_t ids[8];
+    size_t rings = 0, *ring_of = malloc(n * sizeof(*ring_of));
+    uint64_t max_time = 0, released = 0;
+    int has_released = 0;
+
+    CHECK(fifo != NULL && ring_of != NULL);
+    /* FIFO storage: ring k's records at base[k] .. in decode order */
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < rings && ids[k] != in->recs[i].ring)
+            k++;
+        if (k == rings) {
+            CHECK(rings < 8);
+            ids[rings++] = in->recs[i].ring;
+        }
+        ring_of[i] = k;
+        len[k]++;
+    }
+    for (size_t k = 1; k < rings; k++)
+        base[k] = base[k - 1] + len[k - 1];
+    memset(len, 0, sizeof len);
+    for (size_t i = 0; i < n; i++) {
+        const struct trec *x = &in->recs[i];
+        size_t k = ring_of[i];
+        if (x->time_ns > max_time)
+            max_time = x->time_ns;
+        if (has_released && x->time_ns < released) {
+            out[done] = *x;
+            out[done++].flags |= FLIGHTREC_RECORD_LATE;
+        } else {
+            fifo[base[k] + head[k] + len[k]++] = i;
+        }
+        for (;;) {
+            size_t best = SIZE_MAX;
+            int at_end = i + 1 == n;
+            if (!at_end && (window == 0 || max_time < window))
+                break;
+            for (size_t j = 0; j < rings; j++) {
+                if (len[j] != 0 &&
+                    (best == SIZE_MAX ||
+                     in->recs[fifo[base[j] + head[j]]].time_ns <
+                         in->recs[fifo[base[best] + head[best]]].time_ns))
+                    best = j;
+            }
+            if (best == SIZE_MAX)
+                break;
+            const struct trec *y = &in->recs[fifo[base[best] + head[best]]];
+            if (!at_end && y->time_ns > max_time - window)
+                break;
+            head[best]++;
+            len[best]--;
+            if (!has_released || y->time_ns > released)
+                released = y->time_ns;
+            has_released = 1;
+            out[done++] = *y;
+        }
+    }
+    CHECK_EQ_U(done, n);
+    free(fifo);
+    free(ring_of);
+}
+
+/* The merge delivers exactly what a plain one-at-a-time k-way merge does,
+ * flags included, whatever the window and the feed sizes.  The streams
+ * have LATE and CLAMPED records, losses, and rings whose queued times go
+ * back (rewinds). */
+TEST(merge_reference)
+{
+    static const uint64_t windows[] = {0, 1, 7, 50, 1000, 100000};
+
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        struct fr_vec v;
+        struct tresult plain;
+
+        fr_vec_init(&v, seed & 1 ? FLIGHTREC_FORMAT_LE_32
+                                  : FLIGHTREC_FORMAT_BE_64);
+        random_stream(&v, seed);
+        tdecode(&plain, v.buf, v.len, NULL);
+        CHECK_EQ_I(plain.finish_rc, 0);
+        for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+            struct topts o = {.merge = 1, .window = windows[w],
+                              .chunking = (int)(seed % 3) * 7};
+            struct tresult merged;
+            struct tresult want = plain;
+            want.recs = malloc(plain.n * sizeof(*want.recs));
+            CHECK(want.recs != NULL);
+            reference_merge(&plain, windows[w], want.recs);
+            want.client = NULL;
+            tdecode(&merged, v.buf, v.len, &o);
+            tcompare(&want, &merged);
+            free(want.recs);
+            tresult_free(&merged);
+        }
+        tresult_free(&plain);
+        fr_vec_free(&v);
+    }
+}
+
 /* Any chunking gives the same records, merged or not, with losses,
  * hold-back, names and a truncated end. */
 TEST(chunking_invariance)
@@ -392,4 +648,5 @@ TEST_MAIN(TEST_ENTRY(overflow), TEST_ENTRY(missing), TEST_ENTRY(discard),
           TEST_ENTRY(rewind), TEST_ENTRY(rtems_v10_overflow),
           TEST_ENTRY(rtems_v1_tail_head), TEST_ENTRY(merge_order),
           TEST_ENTRY(merge_window_late), TEST_ENTRY(rings_5000),
+          TEST_ENTRY(ring_identity), TEST_ENTRY(merge_reference),
           TEST_ENTRY(chunking_invariance))

@@ -414,36 +414,65 @@ static const char digit_pairs[201] =
 
 char *cli_fmt_u64(char *p, uint64_t v)
 {
-    char tmp[20];
-    char *t = tmp + sizeof tmp;
+    /* Count the digits first and write them in place from the end: no
+     * variable-length copy (a libc call) for the short numbers printed
+     * per record. */
+    size_t n = 1;
+    uint64_t pow = 10;
+    char *t;
 
+    while (n < 20 && v >= pow) {
+        n++;
+        pow *= 10;
+    }
+    t = p + n;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
         t -= 2;
         memcpy(t, digit_pairs + 2 * r, 2);
     }
-    if (v >= 10) {
-        t -= 2;
-        memcpy(t, digit_pairs + 2 * v, 2);
-    } else {
-        *--t = (char)('0' + v);
-    }
-    size_t n = (size_t)(tmp + sizeof tmp - t);
-    memcpy(p, t, n);
+    if (v >= 10)
+        memcpy(t - 2, digit_pairs + 2 * v, 2);
+    else
+        t[-1] = (char)('0' + v);
     return p + n;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The 8 decimal digits of v < 10^8 as ASCII, first digit in the lowest
+ * byte (SWAR: the halves in 32-bit lanes, then pairs in 16-bit lanes, then
+ * digits in bytes; each lane divides with a multiply that is exact for its
+ * range: x * 5243 >> 19 = x / 100 for x < 43699, x * 103 >> 10 = x / 10
+ * for x < 179, and no lane's product reaches the next lane). */
+static inline uint64_t dec8(uint32_t v)
+{
+    uint64_t hi = v / 10000u;
+    uint64_t x = hi | (uint64_t)(v - (uint32_t)hi * 10000u) << 32;
+    uint64_t q = ((x * 5243u) >> 19) & UINT64_C(0x0000007f0000007f);
+
+    x = q | (x - q * 100u) << 16;
+    q = ((x * 103u) >> 10) & UINT64_C(0x000f000f000f000f);
+    x = q | (x - q * 10u) << 8;
+    return x + UINT64_C(0x3030303030303030);
+}
+#endif
+
 char *cli_fmt_ns9(char *p, uint32_t v)
 {
-    /* 9 digits: one, then four pairs. */
+    /* 9 digits: one, then eight. */
     unsigned hi = v / 100000000u;
     unsigned lo = v % 100000000u;
     p[0] = (char)('0' + hi);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t d = dec8(lo);
+    memcpy(p + 1, &d, 8);
+#else
     memcpy(p + 1, digit_pairs + 2 * (lo / 1000000u), 2);
     memcpy(p + 3, digit_pairs + 2 * (lo / 10000u % 100u), 2);
     memcpy(p + 5, digit_pairs + 2 * (lo / 100u % 100u), 2);
     memcpy(p + 7, digit_pairs + 2 * (lo % 100u), 2);
+#endif
     return p + 9;
 }
 

@@ -82,6 +82,12 @@ struct print_ctx {
     struct cli_thread_filter threads;
     struct name_cache names[FLIGHTREC_EVENT_COUNT];
     struct ring_cache rings[RING_SLOTS];
+    /* "S." for the whole seconds last printed: consecutive records mostly
+     * share them. */
+    int sec_valid;
+    uint32_t sec_len;
+    uint64_t sec;
+    char sec_text[24];
 };
 
 static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
@@ -100,14 +106,33 @@ static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
     return nc;
 }
 
+/* cli_fmt_seconds() with the whole seconds from the cache. */
+static inline char *fmt_seconds(struct print_ctx *p, char *q, uint64_t ns)
+{
+    uint64_t s = ns / 1000000000u;
+
+    if (FLIGHTREC_UNLIKELY(!p->sec_valid || s != p->sec)) {
+        char *e = cli_fmt_u64(p->sec_text, s);
+        *e++ = '.';
+        p->sec_len = (uint32_t)(e - p->sec_text);
+        p->sec = s;
+        p->sec_valid = 1;
+    }
+    /* The whole buffer: a fixed-size copy; the record's reservation has
+     * room and the bytes past sec_len are overwritten. */
+    memcpy(q, p->sec_text, sizeof p->sec_text);
+    return cli_fmt_ns9(q + p->sec_len, (uint32_t)(ns - s * 1000000000u));
+}
+
 /* Signed time relative to the first record: a LATE record may precede it. */
-static inline char *fmt_rel_seconds(char *q, uint64_t t, uint64_t base)
+static inline char *fmt_rel_seconds(struct print_ctx *p, char *q, uint64_t t,
+                                    uint64_t base)
 {
     if (FLIGHTREC_UNLIKELY(t < base)) {
         *q++ = '-';
-        return cli_fmt_seconds(q, base - t);
+        return fmt_seconds(p, q, base - t);
     }
-    return cli_fmt_seconds(q, t - base);
+    return fmt_seconds(p, q, t - base);
 }
 
 static char *fmt_flags_text(char *q, uint32_t flags)
@@ -227,7 +252,7 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
     } else if (p->wall) {
         q = cli_fmt_iso8601(q, p->realtime0 + r->time_ns);
     } else {
-        q = fmt_rel_seconds(q, r->time_ns, p->base_ns);
+        q = fmt_rel_seconds(p, q, r->time_ns, p->base_ns);
     }
     *q++ = ' ';
     memcpy(q, rc->text, PREFIX_MAX);

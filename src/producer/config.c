@@ -43,9 +43,6 @@ _Atomic int flightrec__running = 1;
 static _Atomic uint32_t event_names[FLIGHTREC_EVENT_COUNT][NAME_WORDS];
 static _Atomic uint32_t event_name_serial[FLIGHTREC_EVENT_COUNT];
 
-void flightrec__registry_init(void);
-void flightrec__registry_reset_after_fork(void);
-void flightrec__drain_reset_after_fork(void);
 
 const struct flightrec_settings *flightrec__settings(void)
 {
@@ -421,7 +418,6 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     return 0;
 }
 
-uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words);
 uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words)
 {
     uint32_t serial = atomic_load_explicit(&event_name_serial[event],

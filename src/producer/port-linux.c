@@ -159,11 +159,6 @@ int flightrec__port_thread_name(int32_t tid, char name[16])
     return 0;
 }
 
-int flightrec__port_thread_alive(int32_t tid)
-{
-    return syscall(SYS_tgkill, getpid(), tid, 0) == 0;
-}
-
 void *flightrec__port_alloc(size_t size)
 {
     void *memory = mmap(NULL, size, PROT_READ | PROT_WRITE,

@@ -3,7 +3,7 @@
  * Slow paths of the hot path in flightrec/producer.h, and the multi-item
  * wrappers.
  *
- * A slow path runs when the writer's deadline is reached:
+ * A slow path runs when the writer's deadline or head limit is reached:
  * - deadline 0 and the thread has no rings: attach them;
  * - deadline 0 and the thread has rings: a signal handler interrupted a
  *   record of this thread; record into the thread's signal ring instead,
@@ -51,8 +51,8 @@ static struct flightrec__writer *writer_of(int which)
                                 : &flightrec__self.signal;
 }
 
-void flightrec__writer_bind(struct flightrec__writer *w,
-                            struct flightrec_ring *ring)
+static void writer_bind(struct flightrec__writer *w,
+                        struct flightrec_ring *ring)
 {
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
     self_private.ring[which] = ring;
@@ -70,7 +70,7 @@ void flightrec__writer_bind(struct flightrec__writer *w,
     w->deadline = which == WRITER_MAIN ? 0 : 1;
 }
 
-void flightrec__writer_unbind(struct flightrec__writer *w)
+static void writer_unbind(struct flightrec__writer *w)
 {
     w->deadline = 0;
     w->head_limit = 0;
@@ -383,25 +383,20 @@ void flightrec_produce_n(const struct flightrec_item_in *items, size_t n)
     flightrec_commit(&ctx);
 }
 
-/* Registry hooks: the calling thread's rings. */
-void flightrec__self_bind(struct flightrec_ring *main_ring,
-                          struct flightrec_ring *signal_ring);
-void flightrec__self_unbind(void);
-struct flightrec_ring *flightrec__self_ring(void);
 
 void flightrec__self_bind(struct flightrec_ring *main_ring,
                           struct flightrec_ring *signal_ring)
 {
-    flightrec__writer_bind(&flightrec__self.signal, signal_ring);
-    flightrec__writer_bind(&flightrec__self.main, main_ring);
+    writer_bind(&flightrec__self.signal, signal_ring);
+    writer_bind(&flightrec__self.main, main_ring);
     self_private.attached = 1;
 }
 
 void flightrec__self_unbind(void)
 {
     self_private.attached = 0;
-    flightrec__writer_unbind(&flightrec__self.main);
-    flightrec__writer_unbind(&flightrec__self.signal);
+    writer_unbind(&flightrec__self.main);
+    writer_unbind(&flightrec__self.signal);
     memset(self_private.ring, 0, sizeof(self_private.ring));
 }
 
@@ -410,8 +405,6 @@ struct flightrec_ring *flightrec__self_ring(void)
     return self_private.attached ? self_private.ring[WRITER_MAIN] : NULL;
 }
 
-/* After fork() in the child: the next event writes a sync pair. */
-void flightrec__self_resync(void);
 void flightrec__self_resync(void)
 {
     self_private.sync[WRITER_MAIN].none_yet = 1;

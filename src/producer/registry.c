@@ -25,11 +25,6 @@ static struct flightrec_ring *_Atomic registry_head;
 static _Atomic uint32_t ring_count;
 static _Atomic uint64_t retire_counter;
 
-void flightrec__self_bind(struct flightrec_ring *main_ring,
-                          struct flightrec_ring *signal_ring);
-void flightrec__self_unbind(void);
-struct flightrec_ring *flightrec__self_ring(void);
-void flightrec__self_resync(void);
 
 struct flightrec_ring *flightrec__registry_first(void)
 {
@@ -247,7 +242,6 @@ static void on_thread_exit(void *arg)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void flightrec__registry_init(void);
 void flightrec__registry_init(void)
 {
     (void)pthread_key_create(&exit_key, on_thread_exit);

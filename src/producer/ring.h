@@ -89,8 +89,9 @@ struct flightrec_settings {
 const struct flightrec_settings *flightrec__settings(void);
 /* Lazy start-up on the first event: environment, clock, fork handler. */
 void flightrec__ensure_init(void);
-/* Event names registered so far (config.c); reader-side iteration. */
-const char *flightrec__event_name(uint32_t event);
+/* The name registered for @event as 16 packed words, and a serial number
+ * that changes with every new name (0: none) (config.c). */
+uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words);
 
 /* Time (port-*.c). */
 struct flightrec_timebase {
@@ -104,15 +105,21 @@ void flightrec__timebase_init(void);
 int32_t flightrec__port_thread_id(void);
 /* Reads the current name of thread @a tid into 16 bytes; 0 or -1. */
 int flightrec__port_thread_name(int32_t tid, char name[16]);
-int flightrec__port_thread_alive(int32_t tid);
 void *flightrec__port_alloc(size_t size);
 void flightrec__port_free(void *memory, size_t size);
 int32_t flightrec__port_process_id(void);
 
-/* Writer state of the calling thread (produce.c). */
-void flightrec__writer_bind(struct flightrec__writer *w,
-                            struct flightrec_ring *ring);
-void flightrec__writer_unbind(struct flightrec__writer *w);
+/* The calling thread's rings (produce.c). */
+void flightrec__self_bind(struct flightrec_ring *main_ring,
+                          struct flightrec_ring *signal_ring);
+void flightrec__self_unbind(void);
+struct flightrec_ring *flightrec__self_ring(void);
+/* After fork() in the child: the next event writes a sync pair. */
+void flightrec__self_resync(void);
+
+/* Start-up and fork hooks (registry.c, stream.c). */
+void flightrec__registry_init(void);
+void flightrec__drain_reset_after_fork(void);
 
 /* Packs a name into LSB-first words. */
 void flightrec__pack_name(const char *name, uint32_t *words, size_t nwords);

@@ -23,7 +23,6 @@
 #define BLOCK_ITEMS 128
 #define OUT_BYTES 4096
 
-uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words);
 
 /*=====   Output buffer (no allocation: dump runs in signal handlers)   =====*/
 
@@ -292,7 +291,6 @@ static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int drain_started;
 static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 
-void flightrec__drain_reset_after_fork(void);
 void flightrec__drain_reset_after_fork(void)
 {
     pthread_mutex_init(&drain_lock, NULL);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds flightrec and runs every test (installing missing Debian packages).
 #   ./run-tests.sh         gcc build with -Werror, all tests
-#   ./run-tests.sh --all   also clang, ASan+UBSan, TSan and a short fuzzing
-#                          run (what CI runs)
+#   ./run-tests.sh --all   also clang, 32-bit x86, ASan+UBSan, TSan, the
+#                          install check and a short fuzzing run (what CI
+#                          runs)
 set -eu
 cd "$(dirname "$0")"
 all=0
@@ -33,6 +34,9 @@ if [ $all -eq 1 ]; then
         -DFLIGHTREC_BUILD_FUZZ=ON -DFLIGHTREC_WERROR=ON >/dev/null
     fuzz/run-short.sh build/fuzz 60
     build_and_test build/test-clang -DCMAKE_C_COMPILER=clang
+    # 32-bit data words and heads (the LE_32 format, 32-bit positions).
+    build_and_test build/test-m32 -DCMAKE_C_COMPILER=gcc \
+        -DCMAKE_C_FLAGS=-m32 -DFLIGHTREC_BUILD_BENCH=OFF
     build_and_test build/test-asan -DCMAKE_C_COMPILER=clang \
         -DFLIGHTREC_SANITIZE=address,undefined
     build_and_test build/test-tsan -DCMAKE_C_COMPILER=clang \

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds flightrec and runs every test (installing missing Debian packages).
 #   ./run-tests.sh         gcc build with -Werror, all tests
-#   ./run-tests.sh --all   also clang, 32-bit x86, ASan+UBSan, TSan, the
-#                          install check and a short fuzzing run (what CI
-#                          runs)
+#   ./run-tests.sh --all   also clang, 32-bit x86, big-endian s390x (qemu),
+#                          ASan+UBSan, TSan, the install check and a short
+#                          fuzzing run (what CI runs)
 set -eu
 cd "$(dirname "$0")"
 all=0
@@ -37,6 +37,16 @@ if [ $all -eq 1 ]; then
     # 32-bit data words and heads (the LE_32 format, 32-bit positions).
     build_and_test build/test-m32 -DCMAKE_C_COMPILER=gcc \
         -DCMAKE_C_FLAGS=-m32 -DFLIGHTREC_BUILD_BENCH=OFF
+    # Big-endian 64-bit (s390x) under qemu-user: producer, decoder,
+    # converters.  Not the tests that start the flightrec program or read
+    # machine code with the host's objdump.
+    echo "=== build/test-s390x: big-endian under qemu"
+    cmake -S . -B build/test-s390x -DFLIGHTREC_WERROR=ON \
+        -DCMAKE_TOOLCHAIN_FILE=cmake/s390x-qemu.cmake \
+        -DFLIGHTREC_BUILD_BENCH=OFF >/dev/null
+    cmake --build build/test-s390x -j2
+    ctest --test-dir build/test-s390x --output-on-failure -j2 \
+        -E '^hot-path|^test-cli\.'
     build_and_test build/test-asan -DCMAKE_C_COMPILER=clang \
         -DFLIGHTREC_SANITIZE=address,undefined
     build_and_test build/test-tsan -DCMAKE_C_COMPILER=clang \

@@ -50,8 +50,13 @@ TEST(first_event_writes_sync_pair)
     CHECK_EQ_U(s.items_per_ring, 64);
     CHECK_EQ_U(s.ring_count, 2);
     CHECK_EQ_I(s.pid, getpid());
-    CHECK_EQ_U(s.format, sizeof(uintptr_t) == 8 ? FLIGHTREC_FORMAT_LE_64
-                                                : FLIGHTREC_FORMAT_LE_32);
+    const uint16_t probe = 1;
+    int little = *(const unsigned char *)&probe == 1;
+    uint32_t host_format =
+        sizeof(uintptr_t) == 8
+            ? (little ? FLIGHTREC_FORMAT_LE_64 : FLIGHTREC_FORMAT_BE_64)
+            : (little ? FLIGHTREC_FORMAT_LE_32 : FLIGHTREC_FORMAT_BE_32);
+    CHECK_EQ_U(s.format, host_format);
     CHECK_EQ_U(s.chunk_count, 2);
     const struct sp_chunk *c = chunk_of(&s, 0);
     CHECK(c != NULL);

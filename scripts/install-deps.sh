@@ -11,7 +11,7 @@ packages="cmake gcc make pkg-config"
 case "${1:-build}" in
 build) ;;
 test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses" ;;
-all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses clang libclang-rt-14-dev gcc-multilib gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user valgrind" ;;
+all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user valgrind" ;;
 *) echo "usage: $0 build|test|all" >&2; exit 2 ;;
 esac
 missing=""

@@ -7,7 +7,7 @@
 #   scripts/install-deps.sh all       + clang runtimes for the sanitizer
 #                                       and fuzzing builds
 set -eu
-packages="cmake gcc make pkg-config"
+packages="cmake gcc g++ make pkg-config"
 case "${1:-build}" in
 build) ;;
 test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses" ;;

@@ -23,7 +23,6 @@
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "common.h"
@@ -31,6 +30,57 @@
 #include "port.h"
 
 FLIGHTREC_BEGIN_DECLS
+
+struct flightrec__writer;
+
+/** A record of several items with one timestamp, on the caller's stack. */
+struct flightrec_ctx {
+    struct flightrec__writer *writer;   /**< NULL: recording is stopped */
+    uintptr_t head;
+    uintptr_t limit;
+    uint64_t deadline;
+    uint32_t time_word;
+    uint32_t dropping;  /**< items are counted as dropped (slow path) */
+};
+
+/** Items a record may hold before add() publishes part of it; a reader
+ * keeps this many items away from the head of an overwriting ring. */
+#define FLIGHTREC_MAX_PENDING 8u
+
+/* The inline path out of line, for C++ (which has no C11 _Atomic) and for
+ * bindings; the same semantics, one call more. */
+FLIGHTREC_API int flightrec__event_enabled_call(uint32_t event);
+FLIGHTREC_API void flightrec__produce_call(uint32_t event, uintptr_t data);
+FLIGHTREC_API void flightrec__prepare_call(struct flightrec_ctx *ctx);
+FLIGHTREC_API void flightrec__add_call(struct flightrec_ctx *ctx,
+                                       uint32_t event, uintptr_t data);
+FLIGHTREC_API void flightrec__commit_call(struct flightrec_ctx *ctx);
+
+#ifdef __cplusplus
+static inline int flightrec_event_enabled(uint32_t event)
+{
+    return flightrec__event_enabled_call(event);
+}
+static inline void flightrec_produce(uint32_t event, uintptr_t data)
+{
+    flightrec__produce_call(event, data);
+}
+static inline void flightrec_prepare(struct flightrec_ctx *ctx)
+{
+    flightrec__prepare_call(ctx);
+}
+static inline void flightrec_add(struct flightrec_ctx *ctx, uint32_t event,
+                                 uintptr_t data)
+{
+    flightrec__add_call(ctx, event, data);
+}
+static inline void flightrec_commit(struct flightrec_ctx *ctx)
+{
+    flightrec__commit_call(ctx);
+}
+#else /* C: the inline hot path */
+
+#include <stdatomic.h>
 
 /** One ring item as stored in memory (the stream packs it). */
 struct flightrec_item {
@@ -65,10 +115,6 @@ extern FLIGHTREC_API _Thread_local struct flightrec__thread flightrec__self
 extern FLIGHTREC_API _Atomic uint32_t flightrec__filter[FLIGHTREC_EVENT_COUNT / 32];
 /** Non-zero while recording is started. */
 extern FLIGHTREC_API _Atomic int flightrec__running;
-
-/** Items a record may hold before add() publishes part of it; a reader
- * keeps this many items away from the head of an overwriting ring. */
-#define FLIGHTREC_MAX_PENDING 8u
 
 FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
@@ -121,16 +167,6 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }
-
-/** A record of several items with one timestamp, on the caller's stack. */
-struct flightrec_ctx {
-    struct flightrec__writer *writer;   /**< NULL: recording is stopped */
-    uintptr_t head;
-    uintptr_t limit;
-    uint64_t deadline;
-    uint32_t time_word;
-    uint32_t dropping;  /**< items are counted as dropped (slow path) */
-};
 
 FLIGHTREC_API void flightrec__prepare_slow(struct flightrec_ctx *ctx,
                                            uint64_t now);
@@ -197,6 +233,8 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_commit(struct flightrec_ctx *ctx)
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = ctx->deadline;
 }
+
+#endif /* __cplusplus */
 
 FLIGHTREC_END_DECLS
 

@@ -4,6 +4,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/config.c
   producer/port-linux.c
   producer/produce.c
+  producer/produce-calls.c
   producer/registry.c
   producer/stream.c
   LIBS Threads::Threads

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,10 @@ static struct flightrec_settings settings = {
     .retained = DEFAULT_RETAINED,
 };
 static int configured;              /* flightrec_setup() was called */
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* Start-up state: 0 not begun, 1 under way, 2 done.  Not pthread_once: a
+ * signal handler that records while its own thread is starting up must
+ * not wait for itself (flightrec__try_init()). */
+static _Atomic int init_state;
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define ALL_ONES_8 \
@@ -222,6 +226,8 @@ static void after_fork_child(void)
     flightrec__drain_reset_after_fork();
 }
 
+static int filter_parse(const char *spec);
+
 /* Start-up on first use: the environment (unless flightrec_setup() came
  * first), the time base, the thread-exit hook and the fork handler. */
 static void init_once_fn(void)
@@ -244,7 +250,7 @@ static void init_once_fn(void)
                      (unsigned)config.items_per_ring, flightrec_strerror(rc));
     }
     const char *events = getenv("FLIGHTREC_EVENTS");
-    if (rc == 0 && events != NULL && flightrec_filter_parse(events) != 0) {
+    if (rc == 0 && events != NULL && filter_parse(events) != 0) {
         snprintf(message, sizeof(message),
                  "FLIGHTREC_EVENTS=%.100s: invalid filter", events);
         rc = FLIGHTREC_EINVAL_CONFIG;
@@ -264,9 +270,25 @@ static void init_once_fn(void)
     set_running(config.start);
 }
 
+int flightrec__try_init(void)
+{
+    int state = atomic_load_explicit(&init_state, memory_order_acquire);
+    if (state == 2)
+        return 0;
+    if (state == 0 && atomic_compare_exchange_strong_explicit(
+                          &init_state, &state, 1, memory_order_acquire,
+                          memory_order_acquire)) {
+        init_once_fn();
+        atomic_store_explicit(&init_state, 2, memory_order_release);
+        return 0;
+    }
+    return -1;
+}
+
 void flightrec__ensure_init(void)
 {
-    pthread_once(&init_once, init_once_fn);
+    while (flightrec__try_init() != 0)
+        sched_yield(); /* another thread is starting up: a moment */
 }
 
 void flightrec_start(void)
@@ -290,10 +312,12 @@ void flightrec_cleanup(void)
 {
     flightrec_stop();
     pthread_mutex_lock(&control_lock);
-    flightrec__registry_cleanup();
+    flightrec__rings_cleanup();
     configured = 0;
     pthread_mutex_unlock(&control_lock);
-    flightrec_drain_reset();
+    /* This thread's next item starts with a pair; other live threads get
+     * theirs within a quarter ring or 2^21 ticks (docs/recording.md). */
+    flightrec__self_resync();
 }
 
 /*=====   Filter   =====*/
@@ -311,6 +335,9 @@ static void filter_apply(uint32_t *words, uint32_t first, uint32_t last,
 
 void flightrec_filter_set_range(uint32_t first, uint32_t last, int enabled)
 {
+    /* Every path that takes control_lock starts up first, so that a handler
+     * interrupting it never has to (see flightrec__try_init()). */
+    flightrec__ensure_init();
     pthread_mutex_lock(&control_lock);
     filter_apply(filter_wanted, first, last, enabled);
     filter_publish();
@@ -325,6 +352,7 @@ void flightrec_filter_set(uint32_t event, int enabled)
 int flightrec_filter_get(uint32_t event)
 {
     uint32_t id = event & FLIGHTREC_EVENT_MASK;
+    flightrec__ensure_init();
     pthread_mutex_lock(&control_lock);
     int enabled = (int)((filter_wanted[id >> 5] >> (id & 31)) & 1u);
     pthread_mutex_unlock(&control_lock);
@@ -369,6 +397,12 @@ static int parse_range(const char *token, size_t len, uint32_t *first,
 
 int flightrec_filter_parse(const char *spec)
 {
+    flightrec__ensure_init();
+    return filter_parse(spec);
+}
+
+static int filter_parse(const char *spec)
+{
     uint32_t words[FILTER_WORDS];
     pthread_mutex_lock(&control_lock);
     memcpy(words, filter_wanted, sizeof(words));
@@ -408,6 +442,7 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     uint32_t words[NAME_WORDS];
     flightrec__pack_name(name, words, NAME_WORDS - 1); /* keep a NUL */
     words[NAME_WORDS - 1] = 0;
+    flightrec__ensure_init();
     pthread_mutex_lock(&control_lock);
     for (size_t i = 0; i < NAME_WORDS; i++)
         atomic_store_explicit(&event_names[event][i], words[i],

@@ -85,7 +85,7 @@ static uintptr_t discard_limit(const struct flightrec_ring *ring)
 {
     uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
-    return (start > tail ? start : tail) + ring->capacity;
+    return position_later(start, tail) + ring->capacity;
 }
 
 static int discard_mode(void)
@@ -143,17 +143,49 @@ static void count_dropped(struct flightrec_ring *ring, uintptr_t n)
     atomic_store_explicit(&ring->dropped, dropped + n, memory_order_relaxed);
 }
 
-/* Writes the sync pair at head if one is due; returns the new head. */
-static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
-                                   uint32_t time_word)
+/* Whether a pair comes because 2^21 ticks passed since the last one: then
+ * the items since that pair may be more than 2^21 ticks before the new one,
+ * and a reader cannot time them backwards from it. */
+static int sync_after_gap(int which, uint64_t now)
+{
+    const struct writer_sync *sync = &self_private.sync[which];
+    return !sync->none_yet && now - sync->time >= FLIGHTREC_SYNC_TICKS;
+}
+
+/* Items the sync due at @now takes: 0, a pair, or after a gap the previous
+ * pair restated and the new pair. */
+static uintptr_t sync_items(int which, uint64_t now, uintptr_t head)
 {
     if (!sync_is_due(which, now, head))
+        return 0;
+    return sync_after_gap(which, now) ? 4 : 2;
+}
+
+static void put_pair(struct flightrec__writer *w, uintptr_t position,
+                     uint64_t counter)
+{
+    uint32_t time_word = FLIGHTREC_TIME_EVENT(counter, 0);
+    uint64_t uptime = counter - flightrec__timebase()->base;
+    put(w, position, time_word, FLIGHTREC_EV_UPTIME_LOW, (uint32_t)uptime);
+    put(w, position + 1, time_word, FLIGHTREC_EV_UPTIME_HIGH,
+        (uint32_t)(uptime >> 32));
+}
+
+/* Writes the sync items due at @now (see sync_items()) from head on;
+ * returns the new head.  The restated pair carries the previous pair's
+ * time in its time field too, so the items before it, all less than 2^21
+ * ticks after that time, are timed from it exactly (docs/format.md). */
+static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
+{
+    uintptr_t n = sync_items(which, now, head);
+    if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
-    uint64_t uptime = now - flightrec__timebase()->base;
-    put(w, head, time_word, FLIGHTREC_EV_UPTIME_LOW, (uint32_t)uptime);
-    put(w, head + 1, time_word, FLIGHTREC_EV_UPTIME_HIGH,
-        (uint32_t)(uptime >> 32));
+    if (n == 4) {
+        put_pair(w, head, self_private.sync[which].time);
+        head += 2;
+    }
+    put_pair(w, head, now);
     self_private.sync[which].time = now;
     self_private.sync[which].head = head + 2;
     self_private.sync[which].none_yet = 0;
@@ -180,11 +212,11 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
 
-    if (has_room(which, head, sync_is_due(which, now, head) ? 3 : 1)) {
+    if (has_room(which, head, sync_items(which, now, head) + 1)) {
         /* Orders the previous head publication before these item stores,
          * for readers validating a copy (free on x86). */
         atomic_thread_fence(memory_order_release);
-        head = write_sync_if_due(which, now, head, time_word);
+        head = write_sync_if_due(which, now, head);
         put(w, head, time_word, event, data);
         atomic_store_explicit(&w->ring->head, ++head, memory_order_release);
     }
@@ -302,8 +334,9 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->writer = w;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     atomic_thread_fence(memory_order_release);
-    if (sync_is_due(which, now, head) && discard_mode() &&
-        discard_limit(self_private.ring[which]) - head < 3) {
+    uintptr_t sync = sync_items(which, now, head);
+    if (sync != 0 && discard_mode() &&
+        discard_limit(self_private.ring[which]) - head < sync + 1) {
         /* Items without their due sync pair could not be timed: count
          * them as dropped, still with the deadline at 0 until commit. */
         ctx->head = head;
@@ -312,7 +345,7 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->dropping = 1;
         return;
     }
-    head = write_sync_if_due(which, now, head, ctx->time_word);
+    head = write_sync_if_due(which, now, head);
     ctx->head = head;
     ctx->deadline = rearm(which, head);
     /* Sync items (if any) are published with the record's first part. */
@@ -409,8 +442,8 @@ void flightrec__self_resync(void)
 {
     self_private.sync[WRITER_MAIN].none_yet = 1;
     self_private.sync[WRITER_SIGNAL].none_yet = 1;
-    if (self_private.attached) {
-        flightrec__self.main.deadline = 1;
-        flightrec__self.signal.deadline = 1;
-    }
+    /* The head limit, not the deadline: fork() may come from a handler
+     * that interrupted a record, whose deadline must stay 0. */
+    flightrec__self.main.head_limit = 0;
+    flightrec__self.signal.head_limit = 0;
 }

@@ -92,15 +92,21 @@ static int fully_read(const struct flightrec_ring *ring)
         atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
     uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
-    return (tail > start ? tail : start) == head;
+    return position_later(tail, start) == head;
 }
 
+/* Takes a pair: the thread ring's state decides (compare-and-swap, so two
+ * threads never take the same pair), and its partner follows. */
 static int take(struct flightrec_ring *ring, int from_state)
 {
     int expected = from_state;
-    return atomic_compare_exchange_strong_explicit(
-        &ring->state, &expected, RING_LIVE, memory_order_acquire,
-        memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(
+            &ring->state, &expected, RING_LIVE, memory_order_acquire,
+            memory_order_relaxed))
+        return 0;
+    atomic_store_explicit(&ring->partner->state, RING_LIVE,
+                          memory_order_release);
+    return 1;
 }
 
 static int pair_fits(const struct flightrec_ring *ring,
@@ -162,7 +168,10 @@ static struct flightrec_ring *acquire_pair(
 
 /* Changes tid and start under the ring's sequence counter (the only writer
  * at that moment is the ring's new or last owner). */
-static void set_identity(struct flightrec_ring *ring, int32_t tid)
+static void set_name(struct flightrec_ring *ring, const char *name);
+
+static void set_identity(struct flightrec_ring *ring, int32_t tid,
+                         const char *name)
 {
     uint32_t generation =
         atomic_load_explicit(&ring->generation, memory_order_relaxed);
@@ -170,6 +179,7 @@ static void set_identity(struct flightrec_ring *ring, int32_t tid)
                           memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&ring->tid, tid, memory_order_relaxed);
+    set_name(ring, name);
     atomic_store_explicit(
         &ring->start,
         atomic_load_explicit(&ring->hot.head, memory_order_relaxed),
@@ -201,13 +211,13 @@ int flightrec__ring_identity(const struct flightrec_ring *ring,
             continue;
         out->tid = atomic_load_explicit(&ring->tid, memory_order_relaxed);
         out->start = atomic_load_explicit(&ring->start, memory_order_relaxed);
+        for (size_t i = 0; i < FLIGHTREC_NAME_WORDS; i++)
+            out->name[i] = atomic_load_explicit(&ring->name[i],
+                                                memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&ring->generation, memory_order_relaxed) ==
             before) {
             out->generation = before;
-            for (size_t i = 0; i < FLIGHTREC_NAME_WORDS; i++)
-                out->name[i] = atomic_load_explicit(&ring->name[i],
-                                                    memory_order_relaxed);
             return 0;
         }
     }
@@ -249,7 +259,8 @@ void flightrec__registry_init(void)
 
 int flightrec__attach(void)
 {
-    flightrec__ensure_init();
+    if (flightrec__try_init() != 0)
+        return -1; /* start-up under way, maybe in the code we interrupted */
     struct flightrec_ring *ring = acquire_pair(flightrec__settings());
     if (ring == NULL)
         return -1;
@@ -257,10 +268,8 @@ int flightrec__attach(void)
     char name[16];
     if (flightrec__port_thread_name(tid, name) != 0)
         name[0] = '\0';
-    set_identity(ring, tid);
-    set_identity(ring->partner, tid);
-    set_name(ring, name);
-    set_name(ring->partner, name);
+    set_identity(ring, tid, name);
+    set_identity(ring->partner, tid, name);
     flightrec__self_bind(ring, ring->partner);
     /* Any non-NULL value: the destructor runs at thread exit. */
     (void)pthread_setspecific(exit_key, ring);
@@ -288,9 +297,12 @@ static void ring_empty(struct flightrec_ring *ring)
         atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
     atomic_store_explicit(&ring->start, head, memory_order_relaxed);
     atomic_store_explicit(&ring->tail, head, memory_order_release);
-    ring->reader_dropped =
+    uintptr_t dropped =
         atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
         atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);
+    ring->reader_dropped = dropped;
+    atomic_store_explicit(&ring->dropped_at_start, dropped,
+                          memory_order_relaxed);
 }
 
 void flightrec__registry_reset_after_fork(void)
@@ -319,7 +331,10 @@ void flightrec__registry_cleanup(void)
     while (ring != NULL) {
         struct flightrec_ring *next =
             atomic_load_explicit(&ring->next, memory_order_relaxed);
-        int state = atomic_load_explicit(&ring->state, memory_order_relaxed);
+        /* A pair lives or goes as one: its thread ring's state decides. */
+        const struct flightrec_ring *owner =
+            ring->context == 0 ? ring : ring->partner;
+        int state = atomic_load_explicit(&owner->state, memory_order_relaxed);
         if (state == RING_LIVE) {
             ring_empty(ring);
             atomic_store_explicit(&ring->next, keep, memory_order_relaxed);

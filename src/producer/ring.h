@@ -55,6 +55,18 @@ struct flightrec_ring {
     struct flightrec_ring *_Atomic next; /* registry list */
 };
 
+/* Ring positions are free-running and wrap (after 2^32 items on 32-bit
+ * hosts): compare them by their distance, never with < on the values. */
+static inline int position_before(uintptr_t a, uintptr_t b)
+{
+    return (intptr_t)(a - b) < 0;
+}
+
+static inline uintptr_t position_later(uintptr_t a, uintptr_t b)
+{
+    return position_before(a, b) ? b : a;
+}
+
 /* Registry (registry.c).  Walk it with
  *   for (ring = flightrec__registry_first(); ring; ring = ring_next(ring)) */
 struct flightrec_ring *flightrec__registry_first(void);
@@ -78,6 +90,9 @@ int flightrec__ring_identity(const struct flightrec_ring *ring,
 void flightrec__refresh_names(void);
 void flightrec__registry_reset_after_fork(void);
 void flightrec__registry_cleanup(void);
+/* Frees the rings of exited threads and forgets the drain stream, under the
+ * drain lock (stream.c). */
+void flightrec__rings_cleanup(void);
 
 /* Configuration in force (config.c). */
 struct flightrec_settings {
@@ -87,8 +102,11 @@ struct flightrec_settings {
     uint32_t retained;
 };
 const struct flightrec_settings *flightrec__settings(void);
-/* Lazy start-up on the first event: environment, clock, fork handler. */
+/* Lazy start-up on the first event: environment, clock, fork handler.
+ * ensure_init() waits while another thread starts up; try_init() returns
+ * -1 instead (signal handlers: the starting thread may be their own). */
 void flightrec__ensure_init(void);
+int flightrec__try_init(void);
 /* The name registered for @event as 16 packed words, and a serial number
  * that changes with every new name (0: none) (config.c). */
 uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words);

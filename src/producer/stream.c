@@ -166,15 +166,14 @@ static void out_chunk_head(struct out *o, const struct chunk_head *c,
 static uintptr_t oldest_intact(const struct flightrec_ring *ring,
                                uintptr_t head)
 {
-    uintptr_t reach = ring->capacity - FLIGHTREC_MAX_PENDING;
-    uintptr_t oldest = head > reach ? head - reach : 0;
+    uintptr_t oldest = head - (ring->capacity - FLIGHTREC_MAX_PENDING);
     if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
         uintptr_t tail =
             atomic_load_explicit(&ring->tail, memory_order_acquire);
         uintptr_t start =
             atomic_load_explicit(&ring->start, memory_order_relaxed);
-        uintptr_t bound = tail > start ? tail : start;
-        if (bound < oldest)
+        uintptr_t bound = position_later(tail, start);
+        if (position_before(bound, oldest))
             oldest = bound;
     }
     return oldest;
@@ -195,7 +194,7 @@ static uintptr_t out_ring(struct out *o, const struct chunk_head *c,
     uintptr_t position = from;
     int need_head = 1;
 
-    while (position < head) {
+    while (position_before(position, head)) {
         size_t n = head - position < BLOCK_ITEMS ? head - position
                                                  : BLOCK_ITEMS;
         for (size_t i = 0; i < n; i++) {
@@ -211,7 +210,7 @@ static uintptr_t out_ring(struct out *o, const struct chunk_head *c,
         uintptr_t oldest = oldest_intact(
             ring, atomic_load_explicit(&ring->hot.head, memory_order_relaxed));
         size_t skip = 0;
-        if (position < oldest) {
+        if (position_before(position, oldest)) {
             skip = oldest - position < n ? oldest - position : n;
             overflow += skip;
             need_head = 1;
@@ -236,10 +235,12 @@ static uintptr_t discard_total(const struct flightrec_ring *ring)
            atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);
 }
 
+/* The oldest position an overwriting ring still holds intact (before the
+ * ring's first item while it has not filled once: callers take the later
+ * of this and the owner's start). */
 static uintptr_t oldest_held(const struct flightrec_ring *ring, uintptr_t head)
 {
-    uintptr_t reach = ring->capacity - FLIGHTREC_MAX_PENDING;
-    return head > reach ? head - reach : 0;
+    return head - (ring->capacity - FLIGHTREC_MAX_PENDING);
 }
 
 /*=====   Dump   =====*/
@@ -248,12 +249,17 @@ int flightrec_dump(int fd)
 {
     struct out o;
     out_init(&o, fd);
-    flightrec__ensure_init();
+    /* No waiting here: a crash handler may have interrupted start-up. */
+    if (flightrec__try_init() != 0)
+        return -EAGAIN;
     out_header(&o);
     out_event_names(&o, NULL);
     for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
          ring = ring_next(ring)) {
         struct chunk_head c = { .ring = ring };
+        /* The head before the identity, as in drain_ring(). */
+        uintptr_t head =
+            atomic_load_explicit(&ring->hot.head, memory_order_acquire);
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
                 RING_FREE ||
             flightrec__ring_identity(ring, &c.identity) != 0)
@@ -263,19 +269,16 @@ int flightrec_dump(int fd)
                 RING_LIVE &&
             flightrec__port_thread_name(c.identity.tid, name) == 0)
             flightrec__pack_name(name, c.identity.name, FLIGHTREC_NAME_WORDS);
-        uintptr_t head =
-            atomic_load_explicit(&ring->hot.head, memory_order_acquire);
         uintptr_t from = oldest_held(ring, head);
         if (flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD) {
             /* The producer stops at the reader's tail: all from it on is
              * intact, whatever the red zone says. */
             uintptr_t tail =
                 atomic_load_explicit(&ring->tail, memory_order_acquire);
-            if (tail < from)
+            if (position_before(tail, from))
                 from = tail;
         }
-        if (from < c.identity.start)
-            from = c.identity.start;
+        from = position_later(from, c.identity.start);
         uintptr_t discard =
             discard_total(ring) -
             atomic_load_explicit(&ring->dropped_at_start, memory_order_relaxed);
@@ -298,6 +301,15 @@ void flightrec__drain_reset_after_fork(void)
     memset(drain_name_serial, 0, sizeof(drain_name_serial));
 }
 
+void flightrec__rings_cleanup(void)
+{
+    pthread_mutex_lock(&drain_lock);
+    flightrec__registry_cleanup();
+    drain_started = 0;
+    memset(drain_name_serial, 0, sizeof(drain_name_serial));
+    pthread_mutex_unlock(&drain_lock);
+}
+
 void flightrec_drain_reset(void)
 {
     pthread_mutex_lock(&drain_lock);
@@ -309,16 +321,15 @@ void flightrec_drain_reset(void)
 static void drain_ring(struct out *o, struct flightrec_ring *ring)
 {
     struct chunk_head c = { .ring = ring };
+    /* The head first: a new owner changes the identity before it publishes
+     * items, so every item below this head is labelled right. */
+    uintptr_t head = atomic_load_explicit(&ring->hot.head, memory_order_acquire);
     if (flightrec__ring_identity(ring, &c.identity) != 0)
         return; /* its owner is changing; next drain */
-    uintptr_t head = atomic_load_explicit(&ring->hot.head, memory_order_acquire);
     uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    uintptr_t from = tail > c.identity.start ? tail : c.identity.start;
-    if (flightrec__settings()->mode == FLIGHTREC_MODE_FLIGHT) {
-        uintptr_t oldest = oldest_held(ring, head);
-        if (from < oldest)
-            from = oldest;
-    }
+    uintptr_t from = position_later(tail, c.identity.start);
+    if (flightrec__settings()->mode == FLIGHTREC_MODE_FLIGHT)
+        from = position_later(from, oldest_held(ring, head));
     uintptr_t discard_now = discard_total(ring);
     uintptr_t discard = discard_now - ring->reader_dropped;
     if (from == head && from == tail && discard == 0)
@@ -363,8 +374,8 @@ int flightrec_rewind(void)
             atomic_load_explicit(&ring->hot.head, memory_order_acquire);
         uintptr_t start =
             atomic_load_explicit(&ring->start, memory_order_relaxed);
-        uintptr_t oldest = oldest_held(ring, head);
-        atomic_store_explicit(&ring->tail, oldest > start ? oldest : start,
+        atomic_store_explicit(&ring->tail,
+                              position_later(oldest_held(ring, head), start),
                               memory_order_release);
     }
     pthread_mutex_unlock(&drain_lock);

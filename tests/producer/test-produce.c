@@ -80,11 +80,24 @@ TEST(first_event_writes_sync_pair)
     sp_free(&s);
 }
 
+/* Checks c->items[at] and [at + 1] are the pair of counter value @counter. */
+static void check_pair(const struct sp_chunk *c, size_t at, uint64_t counter)
+{
+    CHECK(at + 1 < c->count);
+    CHECK_EQ_U(c->items[at].event, FLIGHTREC_EV_UPTIME_LOW);
+    CHECK_EQ_U(c->items[at].data, (uint32_t)(counter - T0));
+    CHECK_EQ_U(c->items[at].time22, counter & MASK22);
+    CHECK_EQ_U(c->items[at + 1].event, FLIGHTREC_EV_UPTIME_HIGH);
+    CHECK_EQ_U(c->items[at + 1].data, (counter - T0) >> 32);
+    CHECK_EQ_U(c->items[at + 1].time22, counter & MASK22);
+}
+
 TEST(time_field_wraps)
 {
     start_clock(1024, FLIGHTREC_MODE_FLIGHT);
-    /* Steps of 2^20 + 1 ticks: the 22-bit field wraps twice; a pair comes
-     * before every second event, 2^21 ticks or more after the last pair. */
+    /* Steps of 2^20 + 1 ticks: the 22-bit field wraps twice.  Before every
+     * second event 2^21 ticks or more have passed since the last pair: the
+     * previous pair is restated, then the new pair comes. */
     uint64_t times[8];
     for (int i = 0; i < 8; i++) {
         test_now = T0 + 100 + (uint64_t)i * ((1u << 20) + 1);
@@ -94,18 +107,19 @@ TEST(time_field_wraps)
     struct sp_stream s;
     capture(&s, 0);
     const struct sp_chunk *c = chunk_of(&s, 0);
-    CHECK_EQ_U(c->count, 16);
+    CHECK_EQ_U(c->count, 4 + 3 * 6);
+    check_pair(c, 0, times[0]);
+    size_t at = 2;
     for (int i = 0; i < 8; i++) {
-        const struct sp_item *item = &c->items[(i / 2) * 4 + 2 + (i % 2)];
+        if (i > 0 && i % 2 == 0) {
+            check_pair(c, at, times[i - 2]); /* restated */
+            check_pair(c, at + 2, times[i]);
+            at += 4;
+        }
+        const struct sp_item *item = &c->items[at++];
         CHECK_EQ_U(item->event, FLIGHTREC_USER(2));
         CHECK_EQ_U(item->data, i);
         CHECK_EQ_U(item->time22, times[i] & MASK22);
-        if (i % 2 == 0) {
-            const struct sp_item *low = item - 2;
-            CHECK_EQ_U(low->event, FLIGHTREC_EV_UPTIME_LOW);
-            CHECK_EQ_U(low->data, times[i] - T0);
-            CHECK_EQ_U(low->time22, times[i] & MASK22);
-        }
     }
     sp_free(&s);
 }
@@ -113,34 +127,33 @@ TEST(time_field_wraps)
 TEST(sync_after_gap)
 {
     start_clock(1024, FLIGHTREC_MODE_FLIGHT);
-    test_now = T0 + 10;
+    uint64_t first = T0 + 10;
+    test_now = first;
     flightrec_produce(FLIGHTREC_USER(3), 1);
-    test_now = T0 + 10 + FLIGHTREC_SYNC_TICKS - 1; /* no sync yet */
+    test_now = first + FLIGHTREC_SYNC_TICKS - 1; /* no sync yet */
     flightrec_produce(FLIGHTREC_USER(3), 2);
-    test_now = T0 + 10 + FLIGHTREC_SYNC_TICKS;     /* due: 2^21 after */
+    uint64_t second = first + FLIGHTREC_SYNC_TICKS; /* due: 2^21 after */
+    test_now = second;
     flightrec_produce(FLIGHTREC_USER(3), 3);
-    test_now += 3ull * 3600 * 1000000000u;         /* three hours idle */
+    uint64_t third = second + 3ull * 3600 * 1000000000u; /* 3 hours idle */
+    test_now = third;
     flightrec_produce(FLIGHTREC_USER(3), 4);
 
     struct sp_stream s;
     capture(&s, 0);
     const struct sp_chunk *c = chunk_of(&s, 0);
-    CHECK_EQ_U(c->count, 10);
-    uint32_t expect_events[10] = {
-        FLIGHTREC_EV_UPTIME_LOW, FLIGHTREC_EV_UPTIME_HIGH, FLIGHTREC_USER(3),
-        FLIGHTREC_USER(3), FLIGHTREC_EV_UPTIME_LOW, FLIGHTREC_EV_UPTIME_HIGH,
-        FLIGHTREC_USER(3), FLIGHTREC_EV_UPTIME_LOW, FLIGHTREC_EV_UPTIME_HIGH,
-        FLIGHTREC_USER(3),
-    };
-    for (int i = 0; i < 10; i++)
-        CHECK_EQ_U(c->items[i].event, expect_events[i]);
-    uint64_t second = 10 + FLIGHTREC_SYNC_TICKS;
-    CHECK_EQ_U(c->items[4].data, (uint32_t)second);
-    CHECK_EQ_U(c->items[5].data, second >> 32);
-    uint64_t third = second + 3ull * 3600 * 1000000000u;
-    CHECK_EQ_U(c->items[7].data, (uint32_t)third);
-    CHECK_EQ_U(c->items[8].data, third >> 32);
-    CHECK_EQ_U(c->items[9].time22, (T0 + third) & MASK22);
+    /* pair, 1, 2, restated first pair, pair, 3, restated, pair, 4 */
+    CHECK_EQ_U(c->count, 14);
+    check_pair(c, 0, first);
+    CHECK_EQ_U(c->items[2].data, 1);
+    CHECK_EQ_U(c->items[3].data, 2);
+    check_pair(c, 4, first);
+    check_pair(c, 6, second);
+    CHECK_EQ_U(c->items[8].data, 3);
+    check_pair(c, 9, second);
+    check_pair(c, 11, third);
+    CHECK_EQ_U(c->items[13].data, 4);
+    CHECK_EQ_U(c->items[13].time22, third & MASK22);
     sp_free(&s);
 }
 

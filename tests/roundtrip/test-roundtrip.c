@@ -251,6 +251,41 @@ TEST(flight_overflow_count_is_exact)
     free(sink.list);
 }
 
+/* The oldest items of a flight ring whose pair was overwritten, followed by
+ * an idle gap: they are timed exactly from the restated pair that the
+ * producer writes before the pair that follows a gap. */
+TEST(items_before_a_gap_keep_exact_times)
+{
+    set_up(32, FLIGHTREC_MODE_FLIGHT); /* 24 held, a pair per 8 items */
+    uint64_t x[7], g;
+    for (int i = 0; i < 7; i++) {
+        test_now += 1;
+        x[i] = test_now;
+        flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
+    }
+    test_now += 12500000; /* 50 ms idle */
+    g = test_now;
+    flightrec_produce(FLIGHTREC_USER(2), 100);
+    /* Ten more: the first pair (positions 0 and 1) is overwritten, the
+     * seven items after it are held. */
+    for (int i = 0; i < 10; i++) {
+        test_now += 3;
+        flightrec_produce(FLIGHTREC_USER(3), (uintptr_t)i);
+    }
+    struct sink sink = { 0 };
+    decode_now(&sink, 0, 0);
+    CHECK_EQ_U(sink.overflow, 2);
+    CHECK_EQ_U(sink.count, 18);
+    for (int i = 0; i < 7; i++) {
+        CHECK_EQ_U(sink.list[i].rec.data, i);
+        CHECK_EQ_U(sink.list[i].rec.flags, 0);
+        CHECK_EQ_U(sink.list[i].rec.time_ns, ns_at(x[i]));
+    }
+    CHECK_EQ_U(sink.list[7].rec.time_ns, ns_at(g));
+    CHECK_EQ_U(sink.list[17].rec.time_ns, ns_at(g + 30));
+    free(sink.list);
+}
+
 TEST(signal_ring_is_attributed)
 {
     set_up(1024, FLIGHTREC_MODE_FLIGHT);
@@ -283,4 +318,5 @@ TEST_MAIN(TEST_ENTRY(exact_events_and_times), TEST_ENTRY(flight_dump_threads),
           TEST_ENTRY(flight_drain_threads), TEST_ENTRY(discard_dump_threads),
           TEST_ENTRY(discard_drain_threads),
           TEST_ENTRY(flight_overflow_count_is_exact),
+          TEST_ENTRY(items_before_a_gap_keep_exact_times),
           TEST_ENTRY(signal_ring_is_attributed))

@@ -7,6 +7,7 @@
 #include "producer-test.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -187,8 +188,98 @@ TEST(fork_child_records_fresh)
     sp_free(&p);
 }
 
+struct reuse_arg {
+    sem_t ready, go;
+};
+
+static void *record_after_cleanup(void *p)
+{
+    struct reuse_arg *arg = p;
+    flightrec_produce(FLIGHTREC_USER(5), 1); /* takes the drained pair */
+    sem_post(&arg->ready);
+    sem_wait(&arg->go);
+    struct flightrec_ctx ctx;
+    flightrec_prepare(&ctx);
+    flightrec_add(&ctx, FLIGHTREC_USER(5), 2);
+    flightrec_produce(FLIGHTREC_USER(6), 3); /* as a handler would */
+    flightrec_add(&ctx, FLIGHTREC_USER(5), 4);
+    flightrec_commit(&ctx);
+    return NULL;
+}
+
+TEST(reused_pair_survives_cleanup)
+{
+    struct flightrec_config config;
+    flightrec_config_init(&config);
+    config.items_per_ring = 64;
+    CHECK_EQ_I(flightrec_setup(&config), 0);
+    run_short_threads(1);
+    FILE *file = tmpfile();
+    CHECK_EQ_I(flightrec_drain(fileno(file)), 0);
+    fclose(file);
+
+    struct reuse_arg arg;
+    sem_init(&arg.ready, 0, 0);
+    sem_init(&arg.go, 0, 0);
+    pthread_t thread;
+    CHECK_EQ_I(pthread_create(&thread, NULL, record_after_cleanup, &arg), 0);
+    sem_wait(&arg.ready);
+    flightrec_cleanup(); /* keeps the live thread's pair, both rings */
+    flightrec_start();
+    sem_post(&arg.go);
+    CHECK_EQ_I(pthread_join(thread, NULL), 0);
+
+    struct flightrec_stats stats;
+    flightrec_get_stats(&stats);
+    CHECK_EQ_U(stats.rings, 2);
+    struct sp_stream s;
+    capture(&s, 0);
+    struct sp_item items[8];
+    CHECK_EQ_U(user_items(&s, 0, items, 8), 2);
+    CHECK_EQ_U(items[0].data, 2);
+    CHECK_EQ_U(items[1].data, 4);
+    CHECK_EQ_U(user_items(&s, 1, items, 8), 1);
+    CHECK_EQ_U(items[0].data, 3);
+    sp_free(&s);
+}
+
+TEST(fork_inside_a_record)
+{
+    flightrec_produce(FLIGHTREC_USER(0), 0);
+    FILE *file = tmpfile();
+    struct flightrec_ctx ctx;
+    flightrec_prepare(&ctx);
+    flightrec_add(&ctx, FLIGHTREC_USER(3), 3);
+    flightrec_add(&ctx, FLIGHTREC_USER(4), 4);
+    pid_t child = fork(); /* as a signal handler might, mid-record */
+    if (child == 0) {
+        flightrec_produce(FLIGHTREC_USER(5), 5); /* the handler's event */
+        flightrec_add(&ctx, FLIGHTREC_USER(6), 6);
+        flightrec_commit(&ctx);
+        _exit(flightrec_dump(fileno(file)) == 0 ? 0 : 1);
+    }
+    flightrec_commit(&ctx);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct sp_stream s;
+    parse_file(&s, file);
+    /* The child's main ring: the interrupted record, whole. */
+    struct sp_item items[8];
+    CHECK_EQ_U(user_items(&s, 0, items, 8), 3);
+    CHECK_EQ_U(items[0].data, 3);
+    CHECK_EQ_U(items[1].data, 4);
+    CHECK_EQ_U(items[2].data, 6);
+    /* The handler's event: in the signal ring. */
+    CHECK_EQ_U(user_items(&s, 1, items, 8), 1);
+    CHECK_EQ_U(items[0].data, 5);
+    sp_free(&s);
+}
+
 TEST_MAIN(TEST_ENTRY(ring_carries_thread_identity),
           TEST_ENTRY(rename_is_picked_up),
           TEST_ENTRY(many_short_threads_bounded),
           TEST_ENTRY(drained_rings_are_reused_first),
-          TEST_ENTRY(fork_child_records_fresh))
+          TEST_ENTRY(fork_child_records_fresh),
+          TEST_ENTRY(reused_pair_survives_cleanup),
+          TEST_ENTRY(fork_inside_a_record))

@@ -264,6 +264,8 @@ static int attach_self(void)
     flightrec__self.main.deadline = 0;
     atomic_signal_fence(memory_order_seq_cst);
     self_private.attaching = 0;
+    /* A handler's count made before the store above must be read after it. */
+    atomic_signal_fence(memory_order_seq_cst);
     if (rc == 0 && self_private.lost_attaching != 0) {
         /* Handler items that came while attaching: dropped, counted. */
         atomic_fetch_add_explicit(

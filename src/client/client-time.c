@@ -261,6 +261,17 @@ int frc_sync(struct flightrec_client *c, struct frc_ring *r, uint32_t field,
     return rc;
 }
 
+/* Takes the oldest held record off a ring's queue (not empty). */
+static struct frc_rec pop_held(struct flightrec_client *c,
+                               struct frc_queue *q)
+{
+    struct frc_rec rec = q->buf[q->head];
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->len--;
+    c->held_total--;
+    return rec;
+}
+
 /* Delivers the losses held before an item, with the item's time. */
 static int flush_losses(struct flightrec_client *c, struct frc_ring *r,
                         uint64_t time)
@@ -268,11 +279,8 @@ static int flush_losses(struct flightrec_client *c, struct frc_ring *r,
     struct frc_queue *q = &r->held;
 
     while (q->len != 0) {
-        struct frc_rec rec = q->buf[q->head];
+        struct frc_rec rec = pop_held(c, q);
         int rc;
-        q->head = (q->head + 1) & (q->cap - 1);
-        q->len--;
-        c->held_total--;
         rec.time = time;
         rc = emit_timed(c, r, &rec);
         if (rc != 0)
@@ -350,11 +358,8 @@ int frc_flush_untimed(struct flightrec_client *c, struct frc_ring *r)
     struct frc_queue *q = &r->held;
 
     while (q->len != 0) {
-        struct frc_rec rec = q->buf[q->head];
+        struct frc_rec rec = pop_held(c, q);
         int rc;
-        q->head = (q->head + 1) & (q->cap - 1);
-        q->len--;
-        c->held_total--;
         if (rec.type == FLIGHTREC_RECORD_EVENT) {
             r->held_events--;
             rec.time = 0;

@@ -204,6 +204,10 @@ struct flightrec_stats {
     uint32_t live_rings;     /**< rings of live threads */
     uint64_t produced;       /**< items written to rings */
     uint64_t dropped;        /**< items dropped in discard mode */
+    /** Events that found no ring to go to, counted instead of recorded: a
+     * signal handler running after its thread's exit hook, or a thread
+     * whose rings could not be had (region full). */
+    uint64_t lost_without_ring;
 };
 
 /** @brief Fills @a stats. */

@@ -20,6 +20,15 @@
 #define FLIGHTREC_ALWAYS_INLINE inline
 #endif
 
+/** The library's version; FLIGHTREC_VERSION_NUMBER is major << 16 |
+ * minor << 8 | patch (a region records the one that wrote it). */
+#define FLIGHTREC_VERSION_MAJOR 0
+#define FLIGHTREC_VERSION_MINOR 2
+#define FLIGHTREC_VERSION_PATCH 0
+#define FLIGHTREC_VERSION_NUMBER \
+    ((FLIGHTREC_VERSION_MAJOR << 16) | (FLIGHTREC_VERSION_MINOR << 8) | \
+     FLIGHTREC_VERSION_PATCH)
+
 #ifdef __cplusplus
 #define FLIGHTREC_BEGIN_DECLS extern "C" {
 #define FLIGHTREC_END_DECLS }

@@ -32,7 +32,10 @@
  * RTEMS streams carry small numbers here (1..10), so the two never collide.
  */
 #define FLIGHTREC_STREAM_VERSION_TAG 0x46520000u
-#define FLIGHTREC_STREAM_FORMAT_VERSION 1u
+#define FLIGHTREC_STREAM_FORMAT_VERSION 2u
+/** The first version, whose positions and losses count ring items, uptime
+ * pairs included; readers still accept it. */
+#define FLIGHTREC_STREAM_VERSION_1 (FLIGHTREC_STREAM_VERSION_TAG | 1u)
 #define FLIGHTREC_STREAM_VERSION \
     (FLIGHTREC_STREAM_VERSION_TAG | FLIGHTREC_STREAM_FORMAT_VERSION)
 

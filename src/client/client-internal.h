@@ -132,6 +132,9 @@ struct frc_ring {
     int has_position;
     uint32_t position;     /* RING_POSITION of the current chunk */
     uint64_t chunk_seq;    /* seq at the chunk's first ring item */
+    uint64_t uptime_seq;   /* uptime items among seq (positions of
+                              flightrec v2 streams count the others) */
+    uint64_t chunk_uptime_seq;
     int has_end;
     uint32_t end;          /* position after the previous chunk */
     uint64_t chunk_overflow;
@@ -211,6 +214,7 @@ struct flightrec_client {
     int freq_locked;        /* a timed item used it; later changes ignored */
     uint64_t freq;
     int rtems;              /* RTEMS stream: unsigned steps, 32.32 uptime */
+    int positions_in_events; /* flightrec v2: positions skip uptime items */
     uint32_t step_limit;    /* steps >= this are backwards (flightrec) */
     uint32_t rt_low;
     int has_rt_low;

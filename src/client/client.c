@@ -151,6 +151,7 @@ static int settle(struct flightrec_client *c, struct frc_ring *r,
     r->chunk_overflow = 0;
     r->chunk_discard = 0;
     r->chunk_seq = r->seq;
+    r->chunk_uptime_seq = r->uptime_seq;
     frc_refresh_fast(c, r);
     return rc;
 }
@@ -167,8 +168,11 @@ static int close_chunk(struct flightrec_client *c, struct frc_ring *r,
         rc = settle(c, r, offset);
     r->has_end = r->has_position;
     r->end = r->position + (uint32_t)(r->seq - r->chunk_seq);
+    if (c->positions_in_events)
+        r->end -= (uint32_t)(r->uptime_seq - r->chunk_uptime_seq);
     r->has_position = 0;
     r->chunk_seq = r->seq;
+    r->chunk_uptime_seq = r->uptime_seq;
     return rc;
 }
 
@@ -239,9 +243,11 @@ static int set_version(struct flightrec_client *c, uint64_t version,
     memset(cls, A_EVENT, sizeof(c->cls));
     c->step_limit = FRC_TIME_WRAP; /* RTEMS: every step is forwards */
     c->rtems = 1;
-    if (version == FLIGHTREC_STREAM_VERSION) {
+    if (version == FLIGHTREC_STREAM_VERSION ||
+        version == FLIGHTREC_STREAM_VERSION_1) {
         c->info.kind = FLIGHTREC_STREAM_FLIGHTREC;
         c->rtems = 0;
+        c->positions_in_events = version != FLIGHTREC_STREAM_VERSION_1;
         c->step_limit = FLIGHTREC_SYNC_TICKS;
         set_common(cls);
         cls[FLIGHTREC_EV_RING_COUNT] = A_RING_COUNT;
@@ -334,6 +340,7 @@ static int processor(struct flightrec_client *c, uint64_t id, uint64_t offset)
     r->in_header = 1;
     r->has_position = 0;
     r->chunk_seq = r->seq;
+    r->chunk_uptime_seq = r->uptime_seq;
     r->has_v1_tail = 0;
     r->fast = 0;
     return 0;
@@ -356,6 +363,8 @@ static int ring_item(struct flightrec_client *c, uint32_t action,
             return rc;
     }
     r->seq++;
+    if (action == A_UP_LOW || action == A_UP_HIGH)
+        r->uptime_seq++;
     switch (action) {
     case A_UP_LOW:
         r->low_value = (uint32_t)data;

@@ -3,11 +3,11 @@
  * Configuration, channel control (setup/start/stop/cleanup/rewind), the
  * event filter and event names.
  */
-#include "ring.h"
+#include "platform.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,7 @@ static int configured;              /* flightrec_setup() was called */
  * signal handler that records while its own thread is starting up must
  * not wait for itself (flightrec__try_init()). */
 static _Atomic int init_state;
+static _Thread_local int init_is_mine;      /* this thread runs start-up */
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define ALL_ONES_8 \
@@ -44,8 +45,6 @@ _Atomic uint32_t flightrec__filter[FILTER_WORDS] = {
 };
 _Atomic int flightrec__running = 1;
 
-static _Atomic uint32_t event_names[FLIGHTREC_EVENT_COUNT][NAME_WORDS];
-static _Atomic uint32_t event_name_serial[FLIGHTREC_EVENT_COUNT];
 
 
 const struct flightrec_settings *flightrec__settings(void)
@@ -134,7 +133,7 @@ static int check_items(uint32_t items)
 
 static int rings_exist(void)
 {
-    return flightrec__registry_first() != NULL;
+    return ring_first() != NULL;
 }
 
 /* Validates @config into @out without applying it. */
@@ -172,6 +171,7 @@ static void filter_publish(void)
         atomic_store_explicit(&flightrec__filter[i],
                               running ? filter_wanted[i] : 0,
                               memory_order_relaxed);
+    flightrec__region_publish_control(filter_wanted, running, &settings);
 }
 
 static void set_running_locked(int running)
@@ -234,7 +234,15 @@ static void init_once_fn(void)
 {
     flightrec__timebase_init();
     flightrec__registry_init();
-    (void)pthread_atfork(NULL, NULL, after_fork_child);
+    flightrec__port_at_fork_child(after_fork_child);
+    if (flightrec__region_create(&settings) != 0) {
+        static const char text[] =
+            "flightrec: cannot reserve memory for the ring region; "
+            "recording is off\n";
+        flightrec__port_message(text, sizeof(text) - 1);
+        set_running(0);
+        return;
+    }
     if (configured)
         return;
 
@@ -278,17 +286,26 @@ int flightrec__try_init(void)
     if (state == 0 && atomic_compare_exchange_strong_explicit(
                           &init_state, &state, 1, memory_order_acquire,
                           memory_order_acquire)) {
+        init_is_mine = 1;
+        atomic_signal_fence(memory_order_seq_cst);
         init_once_fn();
         atomic_store_explicit(&init_state, 2, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+        init_is_mine = 0;
         return 0;
     }
     return -1;
 }
 
+int flightrec__init_is_mine(void)
+{
+    return init_is_mine;
+}
+
 void flightrec__ensure_init(void)
 {
     while (flightrec__try_init() != 0)
-        sched_yield(); /* another thread is starting up: a moment */
+        flightrec__port_yield(); /* another thread is starting up */
 }
 
 void flightrec_start(void)
@@ -443,24 +460,29 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     flightrec__pack_name(name, words, NAME_WORDS - 1); /* keep a NUL */
     words[NAME_WORDS - 1] = 0;
     flightrec__ensure_init();
+    if (flightrec__region_base == NULL)
+        return -ENOMEM;
+    struct flightrec_region_names *names = region_names();
     pthread_mutex_lock(&control_lock);
     for (size_t i = 0; i < NAME_WORDS; i++)
-        atomic_store_explicit(&event_names[event][i], words[i],
+        atomic_store_explicit(&names->words[event][i], words[i],
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&event_name_serial[event], 1,
-                              memory_order_release);
+    atomic_fetch_add_explicit(&names->serial[event], 1, memory_order_release);
     pthread_mutex_unlock(&control_lock);
     return 0;
 }
 
 uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words)
 {
-    uint32_t serial = atomic_load_explicit(&event_name_serial[event],
+    if (flightrec__region_base == NULL)
+        return 0;
+    struct flightrec_region_names *names = region_names();
+    uint32_t serial = atomic_load_explicit(&names->serial[event],
                                            memory_order_acquire);
     if (serial == 0)
         return 0;
     for (size_t i = 0; i < NAME_WORDS; i++)
-        words[i] = atomic_load_explicit(&event_names[event][i],
+        words[i] = atomic_load_explicit(&names->words[event][i],
                                         memory_order_relaxed);
     return serial;
 }
@@ -470,14 +492,16 @@ uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words)
 void flightrec_get_stats(struct flightrec_stats *stats)
 {
     memset(stats, 0, sizeof(*stats));
-    for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = ring_next(ring)) {
+    if (flightrec__region_base != NULL)
+        stats->lost_without_ring = atomic_load_explicit(
+            &region_header()->lost_without_ring, memory_order_relaxed);
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         stats->rings++;
         if (atomic_load_explicit(&ring->state, memory_order_relaxed) ==
-            RING_LIVE)
+            FLIGHTREC_RING_LIVE)
             stats->live_rings++;
         stats->produced +=
-            atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
+            atomic_load_explicit(&ring->head, memory_order_relaxed);
         stats->dropped +=
             atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
             atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);

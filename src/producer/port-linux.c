@@ -1,111 +1,52 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Hosted Linux port: time base and counter frequency, thread identity and
- * names, ring memory.  Everything here is async-signal-safe except
- * flightrec__timebase_init(), which runs once at start-up.
+ * The hosted Linux port (platform.h): region memory from anonymous
+ * mappings, thread identity from the kernel, the environment, clocks.
  */
-#include "ring.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-static struct flightrec_timebase timebase;
-static uint64_t monotonic_at_base;      /* CLOCK_MONOTONIC ns at base */
-static _Atomic uint64_t frequency_cache;
-
-static uint64_t clock_ns(clockid_t clock)
+void *flightrec__port_region_reserve(size_t *size)
 {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-#if !defined(FLIGHTREC_PORT_COUNTER) && !defined(__x86_64__) && \
-    !defined(__i386__) && !defined(__aarch64__)
-uint64_t flightrec__counter_fallback(void)
-{
-    return clock_ns(CLOCK_MONOTONIC);
-}
-#endif
-
-/* Reads the counter between two monotonic clock reads; returns the clock
- * at the middle.  Taking the closest of a few tries keeps the error of a
- * pair within tens of nanoseconds. */
-static uint64_t counter_and_clock(uint64_t *counter)
-{
-    uint64_t best_width = UINT64_MAX, best_clock = 0;
-    for (int i = 0; i < 5; i++) {
-        uint64_t before = clock_ns(CLOCK_MONOTONIC);
-        uint64_t value = flightrec_counter();
-        uint64_t after = clock_ns(CLOCK_MONOTONIC);
-        if (after - before < best_width) {
-            best_width = after - before;
-            best_clock = before + (after - before) / 2;
-            *counter = value;
+    /* Address space only: pages are committed when a ring is first
+     * written (or prefaulted), and never more than the rings in use. */
+    for (size_t want = *size; want >= ((size_t)16 << 20); want /= 2) {
+        void *memory = mmap(NULL, want, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (memory != MAP_FAILED) {
+            *size = want;
+            return memory;
         }
     }
-    return best_clock;
+    return NULL;
 }
 
-void flightrec__timebase_init(void)
+void flightrec__port_region_discard(void *at, size_t size)
 {
-    monotonic_at_base = counter_and_clock(&timebase.base);
-    uint64_t realtime = clock_ns(CLOCK_REALTIME);
-    uint64_t monotonic = clock_ns(CLOCK_MONOTONIC);
-    timebase.realtime_ns = realtime - (monotonic - monotonic_at_base);
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)at + (uintptr_t)page - 1) &
+                      ~((uintptr_t)page - 1);
+    uintptr_t last = ((uintptr_t)at + size) & ~((uintptr_t)page - 1);
+    if (last > first)
+        (void)madvise((void *)first, last - first, MADV_DONTNEED);
 }
 
-const struct flightrec_timebase *flightrec__timebase(void)
+void flightrec__port_region_prefault(void *at, size_t size)
 {
-    return &timebase;
-}
-
-#if !defined(FLIGHTREC_PORT_COUNTER) && (defined(__x86_64__) || defined(__i386__))
-/* Frequency of a counter that does not say it: measured against
- * CLOCK_MONOTONIC over at least 20 ms since start-up (waiting for the
- * rest, once).  The first stream fixes it for the process. */
-static uint64_t measure_frequency(void)
-{
-    const uint64_t min_span = 20000000u;
-    uint64_t counter;
-    uint64_t now = counter_and_clock(&counter);
-    if (now - monotonic_at_base < min_span) {
-        uint64_t rest = min_span - (now - monotonic_at_base);
-        struct timespec ts = { 0, (long)rest };
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-        now = counter_and_clock(&counter);
-    }
-    /* A double keeps 53 bits: far below the measurement's own error. */
-    double ticks = (double)(counter - timebase.base);
-    double span = (double)(now - monotonic_at_base);
-    return (uint64_t)(ticks * 1e9 / span + 0.5);
-}
-#endif
-
-uint64_t flightrec_counter_frequency(void)
-{
-    uint64_t cached = atomic_load_explicit(&frequency_cache,
-                                           memory_order_relaxed);
-    if (cached != 0)
-        return cached;
-    flightrec__ensure_init();
-#if defined(FLIGHTREC_PORT_COUNTER)
-    cached = flightrec_port_counter_frequency();
-#elif defined(__x86_64__) || defined(__i386__)
-    cached = measure_frequency();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(cached));
-#else
-    cached = 1000000000u;
-#endif
-    atomic_store_explicit(&frequency_cache, cached, memory_order_relaxed);
-    return cached;
+    long page = sysconf(_SC_PAGESIZE);
+    volatile unsigned char *p = at;
+    for (size_t i = 0; i < size; i += (size_t)page)
+        p[i] = p[i];
 }
 
 int32_t flightrec__port_thread_id(void)
@@ -116,6 +57,14 @@ int32_t flightrec__port_thread_id(void)
 int32_t flightrec__port_process_id(void)
 {
     return (int32_t)getpid();
+}
+
+int flightrec__port_self_name(char name[16])
+{
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return -1;
+    name[15] = '\0';
+    return 0;
 }
 
 /* Formats a decimal number into @p; returns the end. */
@@ -159,14 +108,60 @@ int flightrec__port_thread_name(int32_t tid, char name[16])
     return 0;
 }
 
-void *flightrec__port_alloc(size_t size)
+static pthread_key_t exit_key;
+
+void flightrec__port_thread_exit_init(void (*fn)(void *arg))
 {
-    void *memory = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return memory == MAP_FAILED ? NULL : memory;
+    (void)pthread_key_create(&exit_key, fn);
 }
 
-void flightrec__port_free(void *memory, size_t size)
+int flightrec__port_on_thread_exit(void *arg)
 {
-    munmap(memory, size);
+    /* Any non-NULL value: the destructor runs at thread exit. */
+    return pthread_setspecific(exit_key, arg) == 0 ? 0 : -1;
+}
+
+void flightrec__port_at_fork_child(void (*fn)(void))
+{
+    (void)pthread_atfork(NULL, NULL, fn);
+}
+
+void flightrec__port_yield(void)
+{
+    sched_yield();
+}
+
+const char *flightrec__port_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+void flightrec__port_message(const char *text, size_t length)
+{
+    (void)!write(STDERR_FILENO, text, length);
+}
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t flightrec__port_monotonic_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t flightrec__port_realtime_ns(void)
+{
+    return clock_ns(CLOCK_REALTIME);
+}
+
+void flightrec__port_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = { (time_t)(ns / 1000000000u),
+                           (long)(ns % 1000000000u) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }

@@ -12,8 +12,9 @@
  *   last) or, in discard mode, the ring may be full.
  * Every slow path ends by re-arming the deadline (rearm()).
  */
-#include "ring.h"
+#include "runtime.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* The head the hot path reads before the thread has a ring. */
@@ -34,10 +35,16 @@ struct writer_sync {
 static _Thread_local struct {
     int attached;
     int attaching;
+    int exited;                 /* the thread-exit hook ran */
     uintptr_t lost_attaching;   /* handler items while attaching */
-    struct flightrec_ring *ring[2];       /* 0: main, 1: signal */
+    uint64_t attach_retry_at;   /* after a failed attach: not before */
+    ring_t *ring[2];            /* 0: main, 1: signal */
     struct writer_sync sync[2];
 } self_private;
+
+/* After an attach that failed for want of memory, the next try waits this
+ * many ticks: a thread without rings must not pay an attach per event. */
+#define ATTACH_RETRY_TICKS ((uint64_t)1 << 26)
 
 /* ctx->deadline of records without a writer because nesting went too
  * deep; each of their items is counted as dropped. */
@@ -51,18 +58,18 @@ static struct flightrec__writer *writer_of(int which)
                                 : &flightrec__self.signal;
 }
 
-static void writer_bind(struct flightrec__writer *w,
-                        struct flightrec_ring *ring)
+static void writer_bind(struct flightrec__writer *w, ring_t *ring)
 {
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
     self_private.ring[which] = ring;
     self_private.sync[which].time = 0;
     self_private.sync[which].none_yet = 1;
     self_private.sync[which].head =
-        atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
-    w->ring = &ring->hot;
-    w->items = ring->items;
-    w->mask = ring->capacity - 1;
+        atomic_load_explicit(&ring->head, memory_order_relaxed);
+    /* The region ring's head word is the hot path's ring head. */
+    w->ring = (struct flightrec__ring_head *)(void *)&ring->head;
+    w->items = (struct flightrec_item *)(void *)ring_items(ring);
+    w->mask = (uintptr_t)ring->capacity - 1;
     w->head_limit = 0;
     /* The main writer is bound inside its own slow path, which re-arms it
      * at the end; until then a signal handler must see 0.  The signal
@@ -81,23 +88,27 @@ static void writer_unbind(struct flightrec__writer *w)
 
 /* Where, in discard mode, the owner must stop: the reader's tail (or this
  * owner's start, if later) plus the capacity. */
-static uintptr_t discard_limit(const struct flightrec_ring *ring)
+static uintptr_t discard_limit(const ring_t *ring)
 {
     uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
-    return position_later(start, tail) + ring->capacity;
+    return position_later(start, tail) + (uintptr_t)ring->capacity;
 }
 
-static int discard_mode(void)
+/* The mode is the ring's own: a control change reaches it through the
+ * registry, and readers of the region see which mode each ring is in. */
+static int discard_mode(int which)
 {
-    return flightrec__settings()->mode == FLIGHTREC_MODE_DISCARD;
+    return atomic_load_explicit(&self_private.ring[which]->mode,
+                                memory_order_relaxed) ==
+           FLIGHTREC_MODE_DISCARD;
 }
 
 /* A sync pair is due 2^21 ticks, or a quarter ring, after the last one. */
 static int sync_is_due(int which, uint64_t now, uintptr_t head)
 {
     const struct writer_sync *sync = &self_private.sync[which];
-    uintptr_t quarter = self_private.ring[which]->capacity / 4;
+    uintptr_t quarter = (uintptr_t)self_private.ring[which]->capacity / 4;
     return sync->none_yet || now - sync->time >= FLIGHTREC_SYNC_TICKS ||
            head - sync->head >= quarter;
 }
@@ -108,12 +119,12 @@ static int sync_is_due(int which, uint64_t now, uintptr_t head)
 static uint64_t rearm(int which, uintptr_t head)
 {
     struct flightrec__writer *w = writer_of(which);
-    const struct flightrec_ring *ring = self_private.ring[which];
+    const ring_t *ring = self_private.ring[which];
     const struct writer_sync *sync = &self_private.sync[which];
-    uintptr_t limit = sync->head + ring->capacity / 4;
+    uintptr_t limit = sync->head + (uintptr_t)ring->capacity / 4;
     if (limit < head)
         limit = UINTPTR_MAX;
-    if (discard_mode()) {
+    if (discard_mode(which)) {
         uintptr_t full = discard_limit(ring);
         if (full >= head && full < limit)
             limit = full;
@@ -135,7 +146,7 @@ static void put(struct flightrec__writer *w, uintptr_t position,
     atomic_store_explicit(&item->data, data, memory_order_relaxed);
 }
 
-static void count_dropped(struct flightrec_ring *ring, uintptr_t n)
+static void count_dropped(ring_t *ring, uintptr_t n)
 {
     /* Single writer: a plain increment, published for the reader. */
     uintptr_t dropped =
@@ -171,6 +182,24 @@ static void put_pair(struct flightrec__writer *w, uintptr_t position,
         (uint32_t)(uptime >> 32));
 }
 
+/* Counts @n recorder items about to be written at @at, under the ring's
+ * sync sequence, so that a reader can tell the program's events from the
+ * recorder's own items at any head (ring reader, "events before"). */
+static void note_recorder_items(ring_t *ring, uintptr_t at, uintptr_t n)
+{
+    uint32_t seq = atomic_load_explicit(&ring->sync_seq, memory_order_relaxed);
+    atomic_store_explicit(&ring->sync_seq, seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(
+        &ring->recorder_items,
+        atomic_load_explicit(&ring->recorder_items, memory_order_relaxed) + n,
+        memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_last_at, at, memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_last_count, (uint32_t)n,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ring->sync_seq, seq + 2, memory_order_release);
+}
+
 /* Writes the sync items due at @now (see sync_items()) from head on;
  * returns the new head.  The restated pair carries the previous pair's
  * time in its time field too, so the items before it, all less than 2^21
@@ -181,6 +210,7 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
+    note_recorder_items(self_private.ring[which], head, n);
     if (n == 4) {
         put_pair(w, head, self_private.sync[which].time);
         head += 2;
@@ -195,9 +225,9 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
 /* Room check for discard mode; counts the record as dropped if none. */
 static int has_room(int which, uintptr_t head, uintptr_t needed)
 {
-    if (!discard_mode())
+    if (!discard_mode(which))
         return 1;
-    struct flightrec_ring *ring = self_private.ring[which];
+    ring_t *ring = self_private.ring[which];
     if (discard_limit(ring) - head >= needed)
         return 1;
     count_dropped(ring, 1);
@@ -227,7 +257,7 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
 
 static void count_too_deep(void)
 {
-    struct flightrec_ring *ring = self_private.ring[WRITER_SIGNAL];
+    ring_t *ring = self_private.ring[WRITER_SIGNAL];
     atomic_fetch_add_explicit(&ring->nested_dropped, 1, memory_order_relaxed);
 }
 
@@ -254,6 +284,17 @@ static int attach_self(void)
         self_private.lost_attaching++;
         return -1;
     }
+    if (self_private.exited) {
+        /* A handler or a later destructor after the exit hook: no pair
+         * may be taken that nobody would hand back. */
+        flightrec__count_lost_without_ring(1);
+        return -1;
+    }
+    if (self_private.attach_retry_at != 0 &&
+        flightrec_counter() < self_private.attach_retry_at) {
+        flightrec__count_lost_without_ring(1);
+        return -1;
+    }
     self_private.attaching = 1;
     atomic_signal_fence(memory_order_seq_cst);
     int rc = 0;
@@ -266,6 +307,15 @@ static int attach_self(void)
     self_private.attaching = 0;
     /* A handler's count made before the store above must be read after it. */
     atomic_signal_fence(memory_order_seq_cst);
+    if (rc != 0) {
+        if (rc == -ENOMEM)
+            self_private.attach_retry_at =
+                flightrec_counter() + ATTACH_RETRY_TICKS;
+        flightrec__count_lost_without_ring(1 + self_private.lost_attaching);
+        self_private.lost_attaching = 0;
+    }
+    if (rc == 0)
+        self_private.attach_retry_at = 0;
     if (rc == 0 && self_private.lost_attaching != 0) {
         /* Handler items that came while attaching: dropped, counted. */
         atomic_fetch_add_explicit(
@@ -337,7 +387,7 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     atomic_thread_fence(memory_order_release);
     uintptr_t sync = sync_items(which, now, head);
-    if (sync != 0 && discard_mode() &&
+    if (sync != 0 && discard_mode(which) &&
         discard_limit(self_private.ring[which]) - head < sync + 1) {
         /* Items without their due sync pair could not be timed: count
          * them as dropped, still with the deadline at 0 until commit. */
@@ -354,7 +404,7 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     uintptr_t published =
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
-    if (discard_mode() && w->head_limit < ctx->limit)
+    if (discard_mode(which) && w->head_limit < ctx->limit)
         ctx->limit = w->head_limit;
 }
 
@@ -384,7 +434,7 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
         atomic_thread_fence(memory_order_release);
     }
     uintptr_t full = UINTPTR_MAX;
-    if (discard_mode()) {
+    if (discard_mode(which)) {
         full = discard_limit(self_private.ring[which]);
         if (ctx->head >= full) {
             count_dropped(self_private.ring[which], 1);
@@ -419,8 +469,7 @@ void flightrec_produce_n(const struct flightrec_item_in *items, size_t n)
 }
 
 
-void flightrec__self_bind(struct flightrec_ring *main_ring,
-                          struct flightrec_ring *signal_ring)
+void flightrec__self_bind(ring_t *main_ring, ring_t *signal_ring)
 {
     writer_bind(&flightrec__self.signal, signal_ring);
     writer_bind(&flightrec__self.main, main_ring);
@@ -435,9 +484,16 @@ void flightrec__self_unbind(void)
     memset(self_private.ring, 0, sizeof(self_private.ring));
 }
 
-struct flightrec_ring *flightrec__self_ring(void)
+ring_t *flightrec__self_ring(void)
 {
     return self_private.attached ? self_private.ring[WRITER_MAIN] : NULL;
+}
+
+void flightrec__self_exited(void)
+{
+    self_private.exited = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    flightrec__self_unbind();
 }
 
 void flightrec__self_resync(void)

@@ -1,39 +1,50 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The ring registry: every ring ever created, in a list that only grows
- * (push with compare-and-swap), so that attaching works from a signal
- * handler and a dump can walk it without a lock.
+ * The ring registry: which pair of rings each thread records into.
  *
- * Each thread gets a pair of rings on its first event: one for its own
- * records and one for records made by signal handlers that interrupt them.
+ * Each thread gets a pair on its first event: a ring for its own records
+ * and one for records of signal handlers that interrupt them.  Pairs live
+ * in the region and never move; every ring is in the region's ring list
+ * (newest first, walked by readers without a lock).  Who owns which pair
+ * is decided under one lock, in constant time:
  *
- * Reuse rule for rings of exited threads: when a thread exits, its pair is
- * RETIRED but keeps its items for readers.  A new thread takes, in order:
- * a FREE pair; a retired pair whose items were all drained; and, once more
- * than `retained_rings` retired pairs hold unread items, the pair retired
- * longest ago (its unread items then count as overflow for the reader).
- * Otherwise a new pair is allocated.  So memory is bounded by
- * (live threads + retained_rings + 1) pairs however many threads come and go.
+ * - a new thread takes a FREE pair (free list), else, once more than
+ *   `retained` pairs of exited threads still hold unread items, the one
+ *   retired longest ago (retired queue, oldest first: its unread items are
+ *   then reported as lost under its own owner's identity), else a new pair
+ *   placed after the last;
+ * - an exiting thread's pair is RETIRED, or FREE at once if a reader has
+ *   everything it held; a drain that reads a retired pair completely frees
+ *   it (flightrec__registry_pair_read()).
+ *
+ * Since a pair is created only when no pair is free and at most `retained`
+ * are retired, there are never more than (live threads + retained) pairs
+ * whatever the interleaving of threads that start and exit.
+ *
+ * The lock is a spin lock, taken from signal handlers too (a handler may be
+ * a thread's first event): a thread never waits for itself, since a handler
+ * that interrupts its own thread inside the lock gives up instead.
  */
-#include "ring.h"
+#include "platform.h"
+#include "runtime.h"
 
-#include <pthread.h>
-#include <signal.h>
+#include <errno.h>
 #include <string.h>
 
-static struct flightrec_ring *_Atomic registry_head;
-static _Atomic uint32_t ring_count;
-static _Atomic uint64_t retire_counter;
-
-
-struct flightrec_ring *flightrec__registry_first(void)
-{
-    return atomic_load_explicit(&registry_head, memory_order_acquire);
-}
+static _Atomic int registry_lock;
+static _Thread_local volatile int registry_held;   /* by this thread */
+static uint64_t free_list;          /* thread rings, via list_next */
+static uint64_t retired_oldest, retired_newest;
+static uint32_t retired_count;
+static uint64_t retire_counter;
+static _Atomic int out_of_memory_said;
 
 uint32_t flightrec__registry_count(void)
 {
-    return atomic_load_explicit(&ring_count, memory_order_relaxed);
+    if (flightrec__region_base == NULL)
+        return 0;
+    return atomic_load_explicit(&region_header()->ring_count,
+                                memory_order_relaxed);
 }
 
 void flightrec__pack_name(const char *name, uint32_t *words, size_t nwords)
@@ -50,299 +61,465 @@ void flightrec__pack_name(const char *name, uint32_t *words, size_t nwords)
     }
 }
 
-static size_t ring_header_size(void)
+/* Returns 0 with the lock held, or -1 if this thread holds it already (a
+ * handler interrupted it there). */
+static int lock(void)
 {
-    size_t size = sizeof(struct flightrec_ring);
-    return (size + FLIGHTREC_CACHE_LINE - 1) & ~(size_t)(FLIGHTREC_CACHE_LINE - 1);
+    if (registry_held)
+        return -1;
+    int expected = 0;
+    while (!atomic_compare_exchange_weak_explicit(
+        &registry_lock, &expected, 1, memory_order_acquire,
+        memory_order_relaxed)) {
+        expected = 0;
+        flightrec__port_yield();
+    }
+    registry_held = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 0;
+}
+
+static void unlock(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    registry_held = 0;
+    atomic_store_explicit(&registry_lock, 0, memory_order_release);
+}
+
+/*=====   Pairs in the region   =====*/
+
+static size_t align_up(size_t n)
+{
+    return (n + FLIGHTREC_REGION_ALIGN - 1) &
+           ~(size_t)(FLIGHTREC_REGION_ALIGN - 1);
 }
 
 static size_t ring_bytes(uintptr_t capacity)
 {
-    return ring_header_size() + capacity * sizeof(struct flightrec_item);
+    return align_up(sizeof(ring_t)) +
+           align_up(capacity * sizeof(struct flightrec_region_item));
 }
 
-static struct flightrec_ring *ring_create(uintptr_t capacity, uint32_t context)
+static void ring_init(ring_t *ring, uintptr_t capacity, uint32_t context,
+                      int mode)
 {
-    struct flightrec_ring *ring = flightrec__port_alloc(ring_bytes(capacity));
-    if (ring == NULL)
-        return NULL;
-    /* Port memory is zeroed: positions, counts and identity start at 0. */
-    ring->items = (struct flightrec_item *)((char *)ring + ring_header_size());
-    ring->capacity = capacity;
+    struct flightrec_region_header *h = region_header();
+    ring->id = atomic_fetch_add_explicit(&h->ring_count, 1,
+                                         memory_order_relaxed);
     ring->context = context;
-    ring->id = atomic_fetch_add_explicit(&ring_count, 1, memory_order_relaxed);
-    atomic_store_explicit(&ring->tid, -1, memory_order_relaxed);
-    return ring;
+    ring->capacity = capacity;
+    ring->bytes = ring_bytes(capacity);
+    ring->items_offset = ring_offset(ring) + align_up(sizeof(ring_t));
+    atomic_store_explicit(&ring->mode, (uint32_t)mode, memory_order_relaxed);
+    atomic_store_explicit(&ring->owner.tid, -1, memory_order_relaxed);
 }
 
-static void registry_push(struct flightrec_ring *ring)
+static void ring_link(ring_t *ring)
 {
-    struct flightrec_ring *first =
-        atomic_load_explicit(&registry_head, memory_order_relaxed);
-    do {
-        atomic_store_explicit(&ring->next, first, memory_order_relaxed);
-    } while (!atomic_compare_exchange_weak_explicit(
-        &registry_head, &first, ring, memory_order_release,
-        memory_order_relaxed));
-}
-
-static int fully_read(const struct flightrec_ring *ring)
-{
-    uintptr_t head =
-        atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
-    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-    uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
-    return position_later(tail, start) == head;
-}
-
-/* Takes a pair: the thread ring's state decides (compare-and-swap, so two
- * threads never take the same pair), and its partner follows. */
-static int take(struct flightrec_ring *ring, int from_state)
-{
-    int expected = from_state;
-    if (!atomic_compare_exchange_strong_explicit(
-            &ring->state, &expected, RING_LIVE, memory_order_acquire,
-            memory_order_relaxed))
-        return 0;
-    atomic_store_explicit(&ring->partner->state, RING_LIVE,
+    struct flightrec_region_header *h = region_header();
+    uint64_t first = atomic_load_explicit(&h->ring_list, memory_order_relaxed);
+    atomic_store_explicit(&ring->next_offset, first, memory_order_relaxed);
+    /* Release: a reader that finds the ring finds it initialised. */
+    atomic_store_explicit(&h->ring_list, ring_offset(ring),
                           memory_order_release);
-    return 1;
 }
 
-static int pair_fits(const struct flightrec_ring *ring,
-                     const struct flightrec_settings *settings)
+/* A new pair after the last one; NULL when the region is full. */
+static ring_t *pair_create(const struct flightrec_settings *s)
 {
-    return ring->context == 0 && ring->capacity == settings->items &&
-           ring->partner->capacity == settings->signal_items;
-}
-
-/* A pair for a new thread: reused if the rule allows, else allocated. */
-static struct flightrec_ring *acquire_pair(
-    const struct flightrec_settings *settings)
-{
-    struct flightrec_ring *oldest = NULL;
-    uint64_t oldest_order = UINT64_MAX;
-    uint32_t retired_unread = 0;
-
-    for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = ring_next(ring)) {
-        if (!pair_fits(ring, settings))
-            continue;
-        int state = atomic_load_explicit(&ring->state, memory_order_acquire);
-        if (state == RING_FREE && take(ring, RING_FREE))
-            return ring;
-        if (state != RING_RETIRED)
-            continue;
-        if (fully_read(ring) && fully_read(ring->partner) &&
-            take(ring, RING_RETIRED))
-            return ring;
-        retired_unread++;
-        uint64_t order =
-            atomic_load_explicit(&ring->retire_order, memory_order_relaxed);
-        if (order < oldest_order) {
-            oldest_order = order;
-            oldest = ring;
-        }
-    }
-    if (oldest != NULL && retired_unread > settings->retained &&
-        take(oldest, RING_RETIRED))
-        return oldest;
-
-    struct flightrec_ring *main_ring = ring_create(settings->items, 0);
-    struct flightrec_ring *signal_ring =
-        main_ring ? ring_create(settings->signal_items, 1) : NULL;
-    if (signal_ring == NULL) {
-        if (main_ring)
-            flightrec__port_free(main_ring, ring_bytes(main_ring->capacity));
+    struct flightrec_region_header *h = region_header();
+    size_t main_bytes = ring_bytes(s->items);
+    size_t total = main_bytes + ring_bytes(s->signal_items);
+    uint64_t used = atomic_load_explicit(&h->used, memory_order_relaxed);
+    if (total > h->region_size || used > h->region_size - total)
         return NULL;
-    }
-    main_ring->partner = signal_ring;
-    signal_ring->partner = main_ring;
-    atomic_store_explicit(&main_ring->state, RING_LIVE, memory_order_relaxed);
-    atomic_store_explicit(&signal_ring->state, RING_LIVE,
-                          memory_order_relaxed);
-    registry_push(signal_ring);
-    registry_push(main_ring);
+    ring_t *main_ring = ring_at(used);
+    ring_t *signal_ring = ring_at(used + main_bytes);
+    atomic_store_explicit(&h->used, used + total, memory_order_relaxed);
+    ring_init(main_ring, s->items, 0, s->mode);
+    ring_init(signal_ring, s->signal_items, 1, s->mode);
+    main_ring->partner_offset = ring_offset(signal_ring);
+    signal_ring->partner_offset = ring_offset(main_ring);
+    if (s->prefault)
+        flightrec__port_region_prefault(main_ring, total);
+    ring_link(signal_ring);
+    ring_link(main_ring);
     return main_ring;
 }
 
-/* Changes tid and start under the ring's sequence counter (the only writer
- * at that moment is the ring's new or last owner). */
-static void set_name(struct flightrec_ring *ring, const char *name);
+static int pair_fits(const ring_t *ring, const struct flightrec_settings *s)
+{
+    return ring->capacity == s->items &&
+           ring_partner(ring)->capacity == s->signal_items;
+}
 
-static void set_identity(struct flightrec_ring *ring, int32_t tid,
-                         const char *name)
+static void free_push(ring_t *ring)
+{
+    atomic_store_explicit(&ring->state, FLIGHTREC_RING_FREE,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_FREE,
+                          memory_order_relaxed);
+    ring->list_next = free_list;
+    free_list = ring_offset(ring);
+}
+
+static ring_t *free_pop(void)
+{
+    ring_t *ring = ring_at(free_list);
+    if (ring != NULL)
+        free_list = ring->list_next;
+    return ring;
+}
+
+static void retired_append(ring_t *ring)
+{
+    ring->retire_order = retire_counter++;
+    ring->list_next = 0;
+    ring->list_prev = retired_newest;
+    if (retired_newest != 0)
+        ring_at(retired_newest)->list_next = ring_offset(ring);
+    else
+        retired_oldest = ring_offset(ring);
+    retired_newest = ring_offset(ring);
+    retired_count++;
+}
+
+static void retired_remove(ring_t *ring)
+{
+    if (ring->list_prev != 0)
+        ring_at(ring->list_prev)->list_next = ring->list_next;
+    else
+        retired_oldest = ring->list_next;
+    if (ring->list_next != 0)
+        ring_at(ring->list_next)->list_prev = ring->list_prev;
+    else
+        retired_newest = ring->list_prev;
+    ring->list_prev = ring->list_next = 0;
+    retired_count--;
+}
+
+/* Drops of the current owner (discard mode, deep nesting, attach). */
+static uintptr_t owner_dropped(const ring_t *ring)
+{
+    return atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
+           atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed) -
+           atomic_load_explicit(&ring->dropped_at_start, memory_order_relaxed);
+}
+
+/* Whether a reader has everything the ring's owner recorded and lost. */
+static int ring_fully_read(const ring_t *ring)
+{
+    uint32_t generation =
+        atomic_load_explicit(&ring->owner_generation, memory_order_acquire);
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+    uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
+    uint32_t previous = atomic_load_explicit(&ring->previous_generation,
+                                             memory_order_relaxed);
+    if (head == start && owner_dropped(ring) == 0 && previous == 0)
+        return 1; /* nothing to report, ever */
+    if (ring->reader_generation != generation)
+        return 0;
+    return atomic_load_explicit(&ring->tail, memory_order_acquire) == head &&
+           ring->reader_dropped == owner_dropped(ring);
+}
+
+static int pair_fully_read(const ring_t *ring)
+{
+    return ring_fully_read(ring) && ring_fully_read(ring_partner(ring));
+}
+
+/*=====   Identity   =====*/
+
+static void store_name(struct flightrec_region_owner *owner, const char *name)
+{
+    uint32_t words[FLIGHTREC_REGION_NAME_WORDS];
+    flightrec__pack_name(name, words, FLIGHTREC_REGION_NAME_WORDS);
+    for (size_t i = 0; i < FLIGHTREC_REGION_NAME_WORDS; i++)
+        atomic_store_explicit(&owner->name[i], words[i], memory_order_relaxed);
+}
+
+static void copy_owner(struct flightrec_region_owner *to,
+                       const struct flightrec_region_owner *from)
+{
+    atomic_store_explicit(&to->tid,
+                          atomic_load_explicit(&from->tid, memory_order_relaxed),
+                          memory_order_relaxed);
+    for (size_t i = 0; i < FLIGHTREC_REGION_NAME_WORDS; i++)
+        atomic_store_explicit(
+            &to->name[i],
+            atomic_load_explicit(&from->name[i], memory_order_relaxed),
+            memory_order_relaxed);
+}
+
+/* Identity changes happen between two generation steps (odd meanwhile), so
+ * a reader copies a consistent identity or tries again. */
+static uint32_t identity_begin(ring_t *ring)
 {
     uint32_t generation =
         atomic_load_explicit(&ring->generation, memory_order_relaxed);
     atomic_store_explicit(&ring->generation, generation + 1,
                           memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&ring->tid, tid, memory_order_relaxed);
-    set_name(ring, name);
-    atomic_store_explicit(
-        &ring->start,
-        atomic_load_explicit(&ring->hot.head, memory_order_relaxed),
-        memory_order_relaxed);
+    return generation;
+}
+
+static void identity_end(ring_t *ring, uint32_t generation)
+{
+    atomic_store_explicit(&ring->generation, generation + 2,
+                          memory_order_release);
+}
+
+/* Gives @ring to a new owner.  With @keep_previous, the owner it takes
+ * over from had items or losses no reader has seen: they stay reportable
+ * under that owner's identity. */
+static void set_owner(ring_t *ring, int32_t tid, const char *name,
+                      int keep_previous)
+{
+    uint32_t generation = identity_begin(ring);
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (keep_previous) {
+        uintptr_t start =
+            atomic_load_explicit(&ring->start, memory_order_relaxed);
+        uintptr_t recorder =
+            atomic_load_explicit(&ring->recorder_items, memory_order_relaxed);
+        copy_owner(&ring->previous, &ring->owner);
+        atomic_store_explicit(&ring->previous_end, head, memory_order_relaxed);
+        atomic_store_explicit(&ring->previous_events, head - start - recorder,
+                              memory_order_relaxed);
+        atomic_store_explicit(&ring->previous_dropped, owner_dropped(ring),
+                              memory_order_relaxed);
+        atomic_store_explicit(
+            &ring->previous_generation,
+            atomic_load_explicit(&ring->owner_generation, memory_order_relaxed),
+            memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&ring->previous_generation, 0,
+                              memory_order_relaxed);
+    }
+    atomic_store_explicit(&ring->owner.tid, tid, memory_order_relaxed);
+    store_name(&ring->owner, name);
+    atomic_store_explicit(&ring->start, head, memory_order_relaxed);
     atomic_store_explicit(
         &ring->dropped_at_start,
         atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
             atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed),
         memory_order_relaxed);
-    atomic_store_explicit(&ring->generation, generation + 2,
-                          memory_order_release);
+    atomic_store_explicit(&ring->recorder_items, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_last_at, head, memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_last_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->mode,
+                          (uint32_t)flightrec__settings()->mode,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ring->owner_generation, generation + 2,
+                          memory_order_relaxed);
+    identity_end(ring, generation);
 }
 
-static void set_name(struct flightrec_ring *ring, const char *name)
+static void rename_owner(ring_t *ring, const char *name)
 {
-    uint32_t words[FLIGHTREC_NAME_WORDS];
-    flightrec__pack_name(name, words, FLIGHTREC_NAME_WORDS);
-    for (size_t i = 0; i < FLIGHTREC_NAME_WORDS; i++)
-        atomic_store_explicit(&ring->name[i], words[i], memory_order_relaxed);
+    uint32_t generation = identity_begin(ring);
+    store_name(&ring->owner, name);
+    identity_end(ring, generation);
 }
 
-int flightrec__ring_identity(const struct flightrec_ring *ring,
-                             struct ring_identity *out)
+/*=====   Attach and retire   =====*/
+
+/* Under the lock: a pair for a new thread, and whether it was taken from a
+ * retired owner with unread items. */
+static ring_t *acquire_pair(const struct flightrec_settings *s,
+                            int *from_retired)
 {
-    for (int attempt = 0; attempt < 1000; attempt++) {
-        uint32_t before =
-            atomic_load_explicit(&ring->generation, memory_order_acquire);
-        if (before & 1u)
-            continue;
-        out->tid = atomic_load_explicit(&ring->tid, memory_order_relaxed);
-        out->start = atomic_load_explicit(&ring->start, memory_order_relaxed);
-        for (size_t i = 0; i < FLIGHTREC_NAME_WORDS; i++)
-            out->name[i] = atomic_load_explicit(&ring->name[i],
-                                                memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&ring->generation, memory_order_relaxed) ==
-            before) {
-            out->generation = before;
-            return 0;
+    *from_retired = 0;
+    ring_t *ring;
+    while ((ring = free_pop()) != NULL) {
+        if (pair_fits(ring, s))
+            return ring;
+        /* Sized for an earlier configuration: left unused, pages given
+         * back at cleanup. */
+    }
+    if (retired_count > s->retained) {
+        ring = ring_at(retired_oldest);
+        while (ring != NULL && !pair_fits(ring, s))
+            ring = ring_at(ring->list_next);
+        if (ring != NULL) {
+            retired_remove(ring);
+            *from_retired = 1;
+            return ring;
         }
     }
-    return -1;
+    return pair_create(s);
 }
 
-static pthread_key_t exit_key;
+static void on_thread_exit(void *arg);
+
+int flightrec__attach(void)
+{
+    if (flightrec__try_init() != 0) {
+        /* Start-up is under way.  In another thread: wait for it.  In this
+         * one (a handler interrupted it): the event is lost, counted. */
+        if (flightrec__init_is_mine())
+            return -EAGAIN;
+        flightrec__ensure_init();
+    }
+    if (flightrec__region_base == NULL)
+        return -ENOMEM; /* start-up could not reserve the region */
+    const struct flightrec_settings *s = flightrec__settings();
+    if (lock() != 0)
+        return -EAGAIN;
+    int from_retired;
+    ring_t *ring = acquire_pair(s, &from_retired);
+    if (ring != NULL) {
+        atomic_store_explicit(&ring->state, FLIGHTREC_RING_LIVE,
+                              memory_order_relaxed);
+        atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_LIVE,
+                              memory_order_relaxed);
+    }
+    unlock();
+    if (ring == NULL) {
+        if (!atomic_exchange_explicit(&out_of_memory_said, 1,
+                                      memory_order_relaxed)) {
+            static const char text[] =
+                "flightrec: no memory left in the ring region for a new "
+                "thread's rings; its events are counted as lost\n";
+            flightrec__port_message(text, sizeof(text) - 1);
+        }
+        return -ENOMEM;
+    }
+    int32_t tid = flightrec__port_thread_id();
+    char name[16];
+    if (flightrec__port_self_name(name) != 0)
+        name[0] = '\0';
+    set_owner(ring, tid, name, from_retired);
+    set_owner(ring_partner(ring), tid, name, from_retired);
+    flightrec__self_bind(ring, ring_partner(ring));
+    (void)flightrec__port_on_thread_exit(ring);
+    return 0;
+}
 
 static void on_thread_exit(void *arg)
 {
     (void)arg;
-    struct flightrec_ring *ring = flightrec__self_ring();
+    ring_t *ring = flightrec__self_ring();
     if (ring == NULL)
         return;
-    /* No handler may record while the rings are handed back. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    /* From here on this thread's events (a handler, a later destructor)
+     * are counted as lost: a pair that is handed back has no owner. */
+    flightrec__self_exited();
     char name[16];
-    if (flightrec__port_thread_name(
-            atomic_load_explicit(&ring->tid, memory_order_relaxed), name) == 0) {
-        set_name(ring, name);
-        set_name(ring->partner, name);
+    if (flightrec__port_self_name(name) == 0) {
+        rename_owner(ring, name);
+        rename_owner(ring_partner(ring), name);
     }
-    flightrec__self_unbind();
-    uint64_t order = atomic_fetch_add_explicit(&retire_counter, 1,
-                                               memory_order_relaxed);
-    atomic_store_explicit(&ring->retire_order, order, memory_order_relaxed);
-    atomic_store_explicit(&ring->partner->state, RING_RETIRED,
+    if (lock() != 0)
+        return; /* cannot happen: exit is not a handler */
+    atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_RETIRED,
                           memory_order_release);
-    atomic_store_explicit(&ring->state, RING_RETIRED, memory_order_release);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    atomic_store_explicit(&ring->state, FLIGHTREC_RING_RETIRED,
+                          memory_order_release);
+    if (pair_fully_read(ring))
+        free_push(ring);
+    else
+        retired_append(ring);
+    unlock();
+}
+
+void flightrec__registry_pair_read(ring_t *thread_ring)
+{
+    if (lock() != 0)
+        return;
+    if (atomic_load_explicit(&thread_ring->state, memory_order_relaxed) ==
+            FLIGHTREC_RING_RETIRED &&
+        pair_fully_read(thread_ring)) {
+        retired_remove(thread_ring);
+        free_push(thread_ring);
+    }
+    unlock();
 }
 
 void flightrec__registry_init(void)
 {
-    (void)pthread_key_create(&exit_key, on_thread_exit);
-}
-
-int flightrec__attach(void)
-{
-    if (flightrec__try_init() != 0)
-        return -1; /* start-up under way, maybe in the code we interrupted */
-    struct flightrec_ring *ring = acquire_pair(flightrec__settings());
-    if (ring == NULL)
-        return -1;
-    int32_t tid = flightrec__port_thread_id();
-    char name[16];
-    if (flightrec__port_thread_name(tid, name) != 0)
-        name[0] = '\0';
-    set_identity(ring, tid, name);
-    set_identity(ring->partner, tid, name);
-    flightrec__self_bind(ring, ring->partner);
-    /* Any non-NULL value: the destructor runs at thread exit. */
-    (void)pthread_setspecific(exit_key, ring);
-    return 0;
-}
-
-void flightrec__refresh_names(void)
-{
-    for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = ring_next(ring)) {
-        if (atomic_load_explicit(&ring->state, memory_order_acquire) !=
-            RING_LIVE)
-            continue;
-        char name[16];
-        int32_t tid = atomic_load_explicit(&ring->tid, memory_order_relaxed);
-        if (tid > 0 && flightrec__port_thread_name(tid, name) == 0)
-            set_name(ring, name);
-    }
+    flightrec__port_thread_exit_init(on_thread_exit);
 }
 
 /* Empties a ring: nothing before its head is delivered again. */
-static void ring_empty(struct flightrec_ring *ring)
+static void ring_empty(ring_t *ring)
 {
-    uintptr_t head =
-        atomic_load_explicit(&ring->hot.head, memory_order_relaxed);
+    uint32_t generation = identity_begin(ring);
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     atomic_store_explicit(&ring->start, head, memory_order_relaxed);
-    atomic_store_explicit(&ring->tail, head, memory_order_release);
+    atomic_store_explicit(&ring->tail, head, memory_order_relaxed);
     uintptr_t dropped =
         atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
         atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);
-    ring->reader_dropped = dropped;
     atomic_store_explicit(&ring->dropped_at_start, dropped,
                           memory_order_relaxed);
+    atomic_store_explicit(&ring->previous_generation, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_items, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_last_at, head, memory_order_relaxed);
+    atomic_store_explicit(&ring->recorder_last_count, 0, memory_order_relaxed);
+    ring->reader_events = 0;
+    ring->reader_dropped = 0;
+    ring->reader_generation =
+        atomic_load_explicit(&ring->owner_generation, memory_order_relaxed);
+    identity_end(ring, generation);
+}
+
+/* Rebuilds the lists from the ring states (fork child, cleanup). */
+static void lists_rebuild(ring_t *keep, int discard_pages)
+{
+    free_list = 0;
+    retired_oldest = retired_newest = 0;
+    retired_count = 0;
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
+        if (ring->context != 0)
+            continue;
+        int live = atomic_load_explicit(&ring->state, memory_order_relaxed) ==
+                   FLIGHTREC_RING_LIVE;
+        if (keep != NULL ? ring == keep : live) {
+            ring_empty(ring);
+            ring_empty(ring_partner(ring));
+            continue;
+        }
+        ring_empty(ring);
+        ring_empty(ring_partner(ring));
+        atomic_store_explicit(&ring->owner.tid, -1, memory_order_relaxed);
+        atomic_store_explicit(&ring_partner(ring)->owner.tid, -1,
+                              memory_order_relaxed);
+        if (discard_pages) {
+            flightrec__port_region_discard(ring_items(ring),
+                                           ring->capacity *
+                                               sizeof(struct flightrec_region_item));
+            ring_t *partner = ring_partner(ring);
+            flightrec__port_region_discard(ring_items(partner),
+                                           partner->capacity *
+                                               sizeof(struct flightrec_region_item));
+        }
+        free_push(ring);
+    }
 }
 
 void flightrec__registry_reset_after_fork(void)
 {
-    struct flightrec_ring *mine = flightrec__self_ring();
-    int32_t tid = flightrec__port_thread_id();
-    for (struct flightrec_ring *ring = flightrec__registry_first(); ring;
-         ring = ring_next(ring)) {
-        ring_empty(ring);
-        if (mine != NULL && (ring == mine || ring == mine->partner)) {
-            atomic_store_explicit(&ring->tid, tid, memory_order_relaxed);
-        } else {
-            atomic_store_explicit(&ring->tid, -1, memory_order_relaxed);
-            atomic_store_explicit(&ring->state, RING_FREE,
-                                  memory_order_relaxed);
-        }
-    }
-    if (mine != NULL)
+    atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
+    registry_held = 0;
+    if (flightrec__region_base == NULL)
+        return;
+    region_header()->process_id = flightrec__port_process_id();
+    ring_t *mine = flightrec__self_ring();
+    lists_rebuild(mine, 0);
+    if (mine != NULL) {
+        int32_t tid = flightrec__port_thread_id();
+        atomic_store_explicit(&mine->owner.tid, tid, memory_order_relaxed);
+        atomic_store_explicit(&ring_partner(mine)->owner.tid, tid,
+                              memory_order_relaxed);
         flightrec__self_resync();
+    }
 }
 
 void flightrec__registry_cleanup(void)
 {
-    struct flightrec_ring *keep = NULL;
-    struct flightrec_ring *ring = flightrec__registry_first();
-    while (ring != NULL) {
-        struct flightrec_ring *next =
-            atomic_load_explicit(&ring->next, memory_order_relaxed);
-        /* A pair lives or goes as one: its thread ring's state decides. */
-        const struct flightrec_ring *owner =
-            ring->context == 0 ? ring : ring->partner;
-        int state = atomic_load_explicit(&owner->state, memory_order_relaxed);
-        if (state == RING_LIVE) {
-            ring_empty(ring);
-            atomic_store_explicit(&ring->next, keep, memory_order_relaxed);
-            keep = ring;
-        } else {
-            flightrec__port_free(ring, ring_bytes(ring->capacity));
-        }
-        ring = next;
-    }
-    atomic_store_explicit(&registry_head, keep, memory_order_release);
+    if (flightrec__region_base == NULL || lock() != 0)
+        return;
+    lists_rebuild(NULL, 1);
+    unlock();
 }

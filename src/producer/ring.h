@@ -1,59 +1,53 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The private side of a ring, the ring registry and the port seams.
- *
- * Who writes what:
- * - the owning thread: head (store-release), dropped, the items;
- * - the reader (dump/drain, under the reader lock for drain): tail and the
- *   reader_* fields; dump writes nothing;
- * - attach/retire (the owning thread, slow path): identity, start,
- *   generation (odd while identity changes), state.
+ * The ring layout as the producer uses it: the region (include/flightrec/
+ * region.h) seen through this process's mapping, and the pinned layout.
+ * The rest of the runtime's internal interface is in runtime.h.
  */
 #ifndef FLIGHTREC_RING_H
 #define FLIGHTREC_RING_H
 
 #include <flightrec.h>
+#include <flightrec/region.h>
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#define FLIGHTREC_CACHE_LINE 64
-#define FLIGHTREC_NAME_WORDS 4   /* 16 name bytes, 4 per word, LSB first */
+/* Layout pins: a reader of another build finds every field where the
+ * documentation (docs/format.md, "The ring region") says. */
+_Static_assert(sizeof(struct flightrec_region_header) == 128,
+               "region header is 128 bytes");
+_Static_assert(offsetof(struct flightrec_region_header, used) == 32,
+               "region header: used at 32");
+_Static_assert(offsetof(struct flightrec_region_header, ring_list) == 64,
+               "region header: ring_list at 64");
+_Static_assert(offsetof(struct flightrec_region_header, counter_frequency) ==
+                   96,
+               "region header: counter_frequency at 96");
+_Static_assert(sizeof(struct flightrec_region_control) == 192,
+               "control block is 192 bytes");
+_Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
+               "control block: filter at 64");
+_Static_assert(offsetof(struct flightrec_region_ring, head) == 0,
+               "ring: head first (the hot path's ring head)");
+_Static_assert(offsetof(struct flightrec_region_ring, tail) == 64,
+               "ring: reader line at 64");
+_Static_assert(offsetof(struct flightrec_region_ring, generation) == 128,
+               "ring: identity at 128");
+_Static_assert(sizeof(struct flightrec_region_ring) <= 384,
+               "ring descriptor fits in 6 cache lines");
+/* The hot path's view of a ring and of an item are the region's. */
+_Static_assert(sizeof(struct flightrec_item) ==
+                   sizeof(struct flightrec_region_item),
+               "item layout");
+_Static_assert(offsetof(struct flightrec_item, data) ==
+                   offsetof(struct flightrec_region_item, data),
+               "item layout");
+_Static_assert(sizeof(struct flightrec__ring_head) == sizeof(uintptr_t),
+               "the hot path's ring head is the region ring's head word");
 
-enum ring_state {
-    RING_FREE = 0,      /* reusable: no owner, nothing unread */
-    RING_LIVE = 1,      /* owned by a live thread */
-    RING_RETIRED = 2    /* its thread exited; unread items may remain */
-};
-
-struct flightrec_ring {
-    /* Owner's cache line: the hot path reads and writes only head. */
-    struct flightrec__ring_head hot;
-    _Atomic uintptr_t dropped;          /* discard mode, owner only */
-    _Atomic uintptr_t nested_dropped;   /* nesting too deep, atomic add */
-    char pad0[FLIGHTREC_CACHE_LINE - 3 * sizeof(uintptr_t)];
-
-    /* Reader's cache line. */
-    _Atomic uintptr_t tail;             /* next position the drain reads */
-    uintptr_t reader_dropped;           /* dropped count already reported */
-    uint32_t reader_generation;         /* owner generation last reported */
-    char pad1[FLIGHTREC_CACHE_LINE - 2 * sizeof(uintptr_t) - 4];
-
-    /* Identity and lifetime, changed on attach and retire. */
-    _Atomic uint32_t generation;        /* odd while changing */
-    _Atomic int state;
-    _Atomic int32_t tid;
-    _Atomic uint32_t name[FLIGHTREC_NAME_WORDS];
-    _Atomic uintptr_t start;            /* first position of this owner */
-    _Atomic uint64_t retire_order;      /* for reusing the oldest first */
-    _Atomic uintptr_t dropped_at_start; /* dropped count when owner came */
-    uint32_t id;
-    uint32_t context;                   /* 0 thread, 1 signal */
-    uintptr_t capacity;
-    struct flightrec_item *items;
-    struct flightrec_ring *partner;     /* thread ring <-> signal ring */
-    struct flightrec_ring *_Atomic next; /* registry list */
-};
+typedef struct flightrec_region_ring ring_t;
 
 /* Ring positions are free-running and wrap (after 2^32 items on 32-bit
  * hosts): compare them by their distance, never with < on the values. */
@@ -67,79 +61,62 @@ static inline uintptr_t position_later(uintptr_t a, uintptr_t b)
     return position_before(a, b) ? b : a;
 }
 
-/* Registry (registry.c).  Walk it with
- *   for (ring = flightrec__registry_first(); ring; ring = ring_next(ring)) */
-struct flightrec_ring *flightrec__registry_first(void);
-static inline struct flightrec_ring *ring_next(const struct flightrec_ring *r)
+/* This process's region (region.c): its first byte, NULL before start-up. */
+extern unsigned char *flightrec__region_base;
+
+static inline struct flightrec_region_header *region_header(void)
 {
-    return atomic_load_explicit(&r->next, memory_order_acquire);
+    return (struct flightrec_region_header *)(void *)flightrec__region_base;
 }
-uint32_t flightrec__registry_count(void);
-/* Owner side: attach the calling thread (both rings); 0 or -errno. */
-int flightrec__attach(void);
-/* Reader side: a consistent copy of a ring's identity. */
-struct ring_identity {
-    uint32_t generation;
-    int32_t tid;
-    uint32_t name[FLIGHTREC_NAME_WORDS];
-    uintptr_t start;
-};
-int flightrec__ring_identity(const struct flightrec_ring *ring,
-                             struct ring_identity *out);
-/* Refreshes the names of live threads from the system. */
-void flightrec__refresh_names(void);
-void flightrec__registry_reset_after_fork(void);
-void flightrec__registry_cleanup(void);
-/* Frees the rings of exited threads and forgets the drain stream, under the
- * drain lock (stream.c). */
-void flightrec__rings_cleanup(void);
 
-/* Configuration in force (config.c). */
-struct flightrec_settings {
-    uintptr_t items;            /* thread ring */
-    uintptr_t signal_items;
-    int mode;
-    uint32_t retained;
-};
-const struct flightrec_settings *flightrec__settings(void);
-/* Lazy start-up on the first event: environment, clock, fork handler.
- * ensure_init() waits while another thread starts up; try_init() returns
- * -1 instead (signal handlers: the starting thread may be their own). */
-void flightrec__ensure_init(void);
-int flightrec__try_init(void);
-/* The name registered for @event as 16 packed words, and a serial number
- * that changes with every new name (0: none) (config.c). */
-uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words);
+static inline ring_t *ring_at(uint64_t offset)
+{
+    return offset == 0 ? NULL
+                       : (ring_t *)(void *)(flightrec__region_base + offset);
+}
 
-/* Time (port-*.c). */
-struct flightrec_timebase {
-    uint64_t base;              /* counter value at uptime 0 */
-    uint64_t realtime_ns;       /* CLOCK_REALTIME at uptime 0 */
-};
-const struct flightrec_timebase *flightrec__timebase(void);
-void flightrec__timebase_init(void);
+static inline uint64_t ring_offset(const ring_t *ring)
+{
+    return (uint64_t)((const unsigned char *)ring - flightrec__region_base);
+}
 
-/* Port seams (port-linux.c): thread identity and ring memory. */
-int32_t flightrec__port_thread_id(void);
-/* Reads the current name of thread @a tid into 16 bytes; 0 or -1. */
-int flightrec__port_thread_name(int32_t tid, char name[16]);
-void *flightrec__port_alloc(size_t size);
-void flightrec__port_free(void *memory, size_t size);
-int32_t flightrec__port_process_id(void);
+static inline ring_t *ring_partner(const ring_t *ring)
+{
+    return ring_at(ring->partner_offset);
+}
 
-/* The calling thread's rings (produce.c). */
-void flightrec__self_bind(struct flightrec_ring *main_ring,
-                          struct flightrec_ring *signal_ring);
-void flightrec__self_unbind(void);
-struct flightrec_ring *flightrec__self_ring(void);
-/* After fork() in the child: the next event writes a sync pair. */
-void flightrec__self_resync(void);
+static inline struct flightrec_region_item *ring_items(const ring_t *ring)
+{
+    return (struct flightrec_region_item *)(void *)(flightrec__region_base +
+                                                    ring->items_offset);
+}
 
-/* Start-up and fork hooks (registry.c, stream.c). */
-void flightrec__registry_init(void);
-void flightrec__drain_reset_after_fork(void);
+/* The newest ring; walk on with ring_next().  Lock-free: a ring is linked
+ * only once it is complete. */
+static inline ring_t *ring_first(void)
+{
+    if (flightrec__region_base == NULL)
+        return NULL;
+    return ring_at(atomic_load_explicit(&region_header()->ring_list,
+                                        memory_order_acquire));
+}
 
-/* Packs a name into LSB-first words. */
-void flightrec__pack_name(const char *name, uint32_t *words, size_t nwords);
+static inline ring_t *ring_next(const ring_t *ring)
+{
+    return ring_at(
+        atomic_load_explicit(&ring->next_offset, memory_order_acquire));
+}
+
+static inline struct flightrec_region_control *region_control(void)
+{
+    return (struct flightrec_region_control *)(void *)(
+        flightrec__region_base + region_header()->control_offset);
+}
+
+static inline struct flightrec_region_names *region_names(void)
+{
+    return (struct flightrec_region_names *)(void *)(
+        flightrec__region_base + region_header()->names_offset);
+}
 
 #endif

@@ -1,12 +1,18 @@
 # libflightrec: the recording runtime (producer).  Depends on libc only.
+# The ring reader and stream writer (region/) work on a region's bytes
+# alone; the next consumers of them read regions from other processes.
 flightrec_library(NAME flightrec SOURCES
   common/errors.c
   producer/config.c
+  producer/dump.c
   producer/port-linux.c
   producer/produce.c
   producer/produce-calls.c
+  producer/region.c
   producer/registry.c
-  producer/stream.c
+  producer/timebase.c
+  region/ring-reader.c
+  region/stream-writer.c
   LIBS Threads::Threads
 )
 # POSIX and Linux interfaces (gettid, strnlen, pthread_atfork).

@@ -61,7 +61,7 @@ TEST(flightrec_formats)
         CHECK_EQ_U(res.recs[1].time_ns, 5030);
         CHECK_EQ_U(res.info.format, formats[f]);
         CHECK_EQ_U(res.info.kind, FLIGHTREC_STREAM_FLIGHTREC);
-        CHECK_EQ_U(res.info.version, FLIGHTREC_STREAM_VERSION);
+        CHECK_EQ_U(res.info.version, FLIGHTREC_STREAM_VERSION_1);
         CHECK_EQ_U(res.info.frequency, 1000000000u);
         CHECK_EQ_U(res.info.items_per_ring, 1024);
         CHECK_EQ_U(res.info.ring_count, 1);
@@ -261,9 +261,9 @@ TEST(bad_input)
     fr_vec_free(&v);
 
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
-    fr_vec_item(&v, 0, FLIGHTREC_EV_VERSION, 0x46520002);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_VERSION, 0x46520003);
     expect_error(v.buf, v.len, FLIGHTREC_EVERSION,
-                 "byte 8: unsupported stream version 0x46520002", 0);
+                 "byte 8: unsupported stream version 0x46520003", 0);
     fr_vec_free(&v);
 
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);

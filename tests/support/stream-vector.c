@@ -84,7 +84,7 @@ void fr_vec_flightrec_header(struct fr_vec *v, uint64_t frequency,
                              uint32_t ring_count, uint32_t items_per_ring,
                              int64_t pid, uint64_t realtime_ns)
 {
-    fr_vec_item(v, 0, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
+    fr_vec_item(v, 0, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION_1);
     fr_vec_item(v, 0, FLIGHTREC_EV_RING_COUNT, ring_count);
     fr_vec_item(v, 0, FLIGHTREC_EV_PER_CPU_COUNT, items_per_ring);
     fr_vec_item(v, 0, FLIGHTREC_EV_FREQUENCY, fr_vec_data_bytes(v) == 4

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief The ring region: the memory layout a recording process keeps its
+ * rings in, documented and versioned (docs/format.md, "The ring region").
+ *
+ * A region is one block of memory that describes itself: a header with a
+ * magic, the layout version, the word size and byte order of the writer,
+ * and the offsets of everything else.  It holds no pointers, only offsets
+ * from its first byte, so the same bytes can be read at another address:
+ * in another process (a shared file), after the process died, or from a
+ * firmware image.
+ *
+ *     offset 0                 struct flightrec_region_header
+ *     control_offset           struct flightrec_region_control
+ *     names_offset             struct flightrec_region_names
+ *     rings_offset ... used    ring pairs: struct flightrec_region_ring,
+ *                              then its items, each ring 64-byte aligned
+ *
+ * Rings are linked newest first from ring_list through next_offset; a ring
+ * is in the list only once it is completely initialised.  Positions are
+ * free-running item counts (modulo the word size).
+ *
+ * Writers: the owning thread writes head, dropped, the sync fields and the
+ * items; the reader (one at a time) writes tail and the reader_* fields;
+ * the registry (under its lock) writes identity, state, lists.
+ */
+#ifndef FLIGHTREC_REGION_H
+#define FLIGHTREC_REGION_H
+
+#include <stdint.h>
+
+#include "format.h"
+
+#ifndef __cplusplus
+#include <stdatomic.h>
+
+/** "FRRG" in the writer's byte order: the first word of a region. */
+#define FLIGHTREC_REGION_MAGIC 0x47525246u
+/** The layout described here.  A reader refuses any other version. */
+#define FLIGHTREC_REGION_LAYOUT_VERSION 1u
+
+#define FLIGHTREC_REGION_LITTLE_ENDIAN 1u
+#define FLIGHTREC_REGION_BIG_ENDIAN 2u
+
+/** Bytes of a thread name in a ring's identity (4 words, LSB first). */
+#define FLIGHTREC_REGION_NAME_WORDS 4u
+/** Words of an event name (64 bytes). */
+#define FLIGHTREC_REGION_EVENT_NAME_WORDS 16u
+/** Alignment of every part of a region (a cache line). */
+#define FLIGHTREC_REGION_ALIGN 64u
+
+/** The region header, at offset 0. */
+struct flightrec_region_header {
+    uint32_t magic;                 /**< FLIGHTREC_REGION_MAGIC */
+    uint16_t layout_version;        /**< FLIGHTREC_REGION_LAYOUT_VERSION */
+    uint8_t word_size;              /**< sizeof(uintptr_t) of the writer */
+    uint8_t byte_order;             /**< FLIGHTREC_REGION_*_ENDIAN */
+    uint32_t header_size;           /**< sizeof this header */
+    uint32_t ring_size;             /**< sizeof(struct flightrec_region_ring) */
+    uint32_t item_size;             /**< bytes of one item in memory */
+    uint32_t library_version;       /**< writer's flightrec: major << 16 |
+                                         minor << 8 | patch */
+    uint64_t region_size;           /**< bytes the region may grow to */
+    _Atomic uint64_t used;          /**< bytes in use; rings lie below */
+    uint64_t control_offset;
+    uint64_t names_offset;
+    uint64_t rings_offset;          /**< where the first ring was placed */
+    _Atomic uint64_t ring_list;     /**< newest ring, 0: none */
+    _Atomic uint32_t ring_count;    /**< rings created (ids 0..count-1) */
+    int32_t process_id;
+    uint64_t counter_base;          /**< counter value at uptime 0 */
+    uint64_t realtime_ns;           /**< CLOCK_REALTIME at uptime 0 */
+    _Atomic uint64_t counter_frequency; /**< Hz; 0 until calibrated */
+    /** Events recorded where no ring could be had (memory exhausted, or a
+     * signal after the thread's exit): counted, never silently lost. */
+    _Atomic uint64_t lost_without_ring;
+    uint8_t reserved[16];
+};
+
+/** Control words: what `flightrec ctl` and the API change.  The hot path
+ * reads an in-process copy; generation changes with every change. */
+struct flightrec_region_control {
+    _Atomic uint32_t generation;
+    _Atomic uint32_t running;       /**< 1 started, 0 stopped */
+    _Atomic uint32_t mode;          /**< enum flightrec_mode of new rings */
+    uint32_t items;                 /**< items per thread ring */
+    uint32_t signal_items;          /**< items per signal ring */
+    uint32_t retained;              /**< retained rings of exited threads */
+    uint32_t reserved[10];
+    /** The filter the program asked for: bit set = recorded. */
+    _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
+};
+
+/** Event names: a serial that changes with each name (0: unnamed), then the
+ * name in words (LSB first, NUL-terminated within 64 bytes). */
+struct flightrec_region_names {
+    _Atomic uint32_t serial[FLIGHTREC_EVENT_COUNT];
+    _Atomic uint32_t words[FLIGHTREC_EVENT_COUNT]
+                          [FLIGHTREC_REGION_EVENT_NAME_WORDS];
+};
+
+/** Ring states. */
+enum flightrec_region_ring_state {
+    FLIGHTREC_RING_FREE = 0,        /**< no owner, nothing unread */
+    FLIGHTREC_RING_LIVE = 1,        /**< owned by a live thread */
+    FLIGHTREC_RING_RETIRED = 2      /**< owner exited; items may be unread */
+};
+
+/** A ring's owner as readers report it. */
+struct flightrec_region_owner {
+    _Atomic int32_t tid;
+    _Atomic uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
+};
+
+/** One ring.  Its items follow at items_offset. */
+struct flightrec_region_ring {
+    /* The owner's line: the hot path touches only head. */
+    _Atomic uintptr_t head;         /**< position of the next item */
+    _Atomic uintptr_t dropped;      /**< discard-mode drops (owner) */
+    _Atomic uintptr_t nested_dropped; /**< records lost to deep nesting or
+                                           while attaching (atomic add) */
+    /** Recorder items (uptime pairs) written by this owner, and where and
+     * how many the latest group was, under sync_seq (odd while changing):
+     * with them a reader turns positions into the program's events. */
+    _Atomic uintptr_t recorder_items;
+    _Atomic uintptr_t recorder_last_at;
+    _Atomic uint32_t recorder_last_count;
+    _Atomic uint32_t sync_seq;
+    uint8_t pad0[FLIGHTREC_REGION_ALIGN - 5 * sizeof(uintptr_t) - 8];
+
+    /* The reader's line. */
+    _Atomic uintptr_t tail;         /**< next position the reader reads */
+    uintptr_t reader_events;        /**< owner's events before tail */
+    uintptr_t reader_dropped;       /**< drops already reported */
+    uint32_t reader_generation;     /**< owner_generation last read */
+    uint32_t reader_flags;
+    uint8_t pad1[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
+
+    /* Identity, changed by attach and retire. */
+    _Atomic uint32_t generation;    /**< odd while the identity changes */
+    _Atomic uint32_t state;         /**< enum flightrec_region_ring_state */
+    struct flightrec_region_owner owner;
+    _Atomic uintptr_t start;        /**< first position of this owner */
+    _Atomic uintptr_t dropped_at_start; /**< drops when this owner came */
+    /** The previous owner when the ring was reused before a reader had
+     * everything: its losses are reported under its own identity. */
+    _Atomic uint32_t previous_generation;
+    struct flightrec_region_owner previous;
+    _Atomic uintptr_t previous_end;     /**< position where it ended */
+    _Atomic uintptr_t previous_events;  /**< its events, in all */
+    _Atomic uintptr_t previous_dropped; /**< drop counter at its end */
+
+    /* Fixed at creation. */
+    uint32_t id;                    /**< ring id in streams */
+    uint32_t context;               /**< 0 thread, 1 signal handlers */
+    _Atomic uint32_t mode;          /**< enum flightrec_mode */
+    /** The generation the current owner got the ring at: a reader that
+     * sees another value knows the owner changed (a rename alone changes
+     * only generation). */
+    _Atomic uint32_t owner_generation;
+    uint64_t capacity;              /**< items, a power of two */
+    uint64_t items_offset;
+    uint64_t partner_offset;        /**< thread ring <-> signal ring */
+    uint64_t bytes;                 /**< descriptor and items */
+    _Atomic uint64_t next_offset;   /**< older ring in the list, 0: last */
+
+    /* Registry bookkeeping (under the registry lock). */
+    uint64_t retire_order;
+    uint64_t list_prev;             /**< free or retired list links */
+    uint64_t list_next;
+    uint8_t reserved[32];
+};
+
+/** One item in memory (the stream packs it: 4 + word size bytes). */
+struct flightrec_region_item {
+    _Atomic uint32_t event;         /**< time << 10 | event id */
+    _Atomic uintptr_t data;
+};
+
+#endif /* !__cplusplus */
+
+#endif

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * flightrec_dump() and flightrec_drain(): the ring reader and the stream
+ * writer (src/region/) applied to this process's region.
+ */
+#include "platform.h"
+#include "runtime.h"
+
+#include "../region/ring-reader.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+/* Drains go out in writes of this size (one system call per ~20,000
+ * items); a dump uses a smaller static buffer, or one on the stack when
+ * two dumps run at once (it allocates nothing: crash handlers call it). */
+#define DRAIN_BUFFER (256u << 10)
+#define DUMP_BUFFER (64u << 10)
+#define DUMP_STACK_BUFFER 1024u
+
+static int32_t ring_tid(const ring_t *ring)
+{
+    return atomic_load_explicit(&ring->owner.tid, memory_order_relaxed);
+}
+
+/* The current name of a live ring's thread, from the system. */
+static int live_name(const ring_t *ring, uint32_t words[4])
+{
+    char name[16];
+    if (atomic_load_explicit(&ring->state, memory_order_acquire) !=
+            FLIGHTREC_RING_LIVE ||
+        flightrec__port_thread_name(ring_tid(ring), name) != 0)
+        return -1;
+    flightrec__pack_name(name, words, FLIGHTREC_REGION_NAME_WORDS);
+    return 0;
+}
+
+static void publish_frequency(void)
+{
+    atomic_store_explicit(&region_header()->counter_frequency,
+                          flightrec_counter_frequency(), memory_order_relaxed);
+}
+
+/*=====   Dump   =====*/
+
+static unsigned char dump_buffer[DUMP_BUFFER];
+static _Atomic int dump_buffer_busy;
+
+static int dump_with(int fd, unsigned char *buf, size_t cap)
+{
+    int target = fd;
+    struct fr_sink sink;
+    fr_sink_init_fd(&sink, &target, buf, cap);
+    fr_put_header(&sink, region_header(), region_control());
+    fr_put_event_names(&sink, region_names(), NULL);
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
+        if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
+            FLIGHTREC_RING_FREE)
+            continue;
+        uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
+        (void)fr_ring_dump(&sink, flightrec__region_base, ring,
+                           live_name(ring, name) == 0 ? name : NULL);
+    }
+    return fr_sink_flush(&sink);
+}
+
+int flightrec_dump(int fd)
+{
+    /* No waiting here: a crash handler may have interrupted start-up. */
+    if (flightrec__try_init() != 0)
+        return -EAGAIN;
+    if (flightrec__region_base == NULL)
+        return -ENOMEM;
+    publish_frequency();
+    if (!atomic_exchange_explicit(&dump_buffer_busy, 1, memory_order_acquire)) {
+        int rc = dump_with(fd, dump_buffer, sizeof(dump_buffer));
+        atomic_store_explicit(&dump_buffer_busy, 0, memory_order_release);
+        return rc;
+    }
+    unsigned char buf[DUMP_STACK_BUFFER];
+    return dump_with(fd, buf, sizeof(buf));
+}
+
+/*=====   Drain   =====*/
+
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static int drain_started;
+static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
+static unsigned char drain_buffer[DRAIN_BUFFER];
+static int drain_fd = -1;
+static struct fr_sink drain_sink;
+
+static void forget_stream(void)
+{
+    drain_started = 0;
+    drain_fd = -1;
+    memset(drain_name_serial, 0, sizeof(drain_name_serial));
+}
+
+void flightrec__drain_reset_after_fork(void)
+{
+    pthread_mutex_init(&drain_lock, NULL);
+    forget_stream();
+}
+
+void flightrec__rings_cleanup(void)
+{
+    pthread_mutex_lock(&drain_lock);
+    flightrec__registry_cleanup();
+    forget_stream();
+    pthread_mutex_unlock(&drain_lock);
+}
+
+void flightrec_drain_reset(void)
+{
+    pthread_mutex_lock(&drain_lock);
+    forget_stream();
+    pthread_mutex_unlock(&drain_lock);
+}
+
+/* A live thread's rename shows in the next chunk of its ring.  Only rings
+ * with something new are asked: an idle drain reads no file. */
+static const uint32_t *drain_name(ring_t *ring, uint32_t words[4])
+{
+    if (live_name(ring, words) != 0)
+        return NULL;
+    return words;
+}
+
+int flightrec_drain(int fd)
+{
+    flightrec__ensure_init();
+    if (flightrec__region_base == NULL)
+        return -ENOMEM;
+    publish_frequency();
+    pthread_mutex_lock(&drain_lock);
+    if (fd != drain_fd || !drain_started) {
+        /* A cut item is finished only on the descriptor it was cut on. */
+        drain_fd = fd;
+        fr_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
+                        sizeof(drain_buffer));
+    }
+    fr_sink_resume(&drain_sink);
+    if (!drain_started) {
+        fr_put_header(&drain_sink, region_header(), region_control());
+        drain_started = 1;
+    }
+    fr_put_event_names(&drain_sink, region_names(), drain_name_serial);
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
+        if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
+            FLIGHTREC_RING_FREE)
+            continue;
+        if (fr_ring_has_news(ring)) {
+            uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
+            (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
+                                drain_name(ring, name));
+        }
+        /* The signal ring comes after its thread ring in the list: with
+         * both read, an exited thread's pair may go back to the pool. */
+        if (ring->context == 1 &&
+            atomic_load_explicit(&ring->state, memory_order_acquire) ==
+                FLIGHTREC_RING_RETIRED)
+            flightrec__registry_pair_read(ring_partner(ring));
+    }
+    int rc = fr_sink_flush(&drain_sink);
+    pthread_mutex_unlock(&drain_lock);
+    return rc;
+}
+
+int flightrec_rewind(void)
+{
+    if (flightrec__settings()->mode != FLIGHTREC_MODE_FLIGHT)
+        return FLIGHTREC_EMODE;
+    flightrec__ensure_init();
+    pthread_mutex_lock(&drain_lock);
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring))
+        fr_ring_rewind(ring);
+    pthread_mutex_unlock(&drain_lock);
+    return 0;
+}

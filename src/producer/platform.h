@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The port seam of the recording runtime: everything it needs from the
+ * system, in one place.  port-linux.c implements it for hosted Linux; a
+ * firmware port provides the same functions (a static array for the
+ * region, the scheduler's task id, no environment).
+ *
+ * Functions marked "signal-safe" may run in a signal handler or an
+ * interrupt; the others run only in thread context.
+ */
+#ifndef FLIGHTREC_PLATFORM_H
+#define FLIGHTREC_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Region memory: reserves up to *size bytes (less if that much cannot be
+ * had: *size says how much), zeroed, pages committed when first touched.
+ * NULL if nothing could be reserved. */
+void *flightrec__port_region_reserve(size_t *size);
+/* Gives the pages of [at, at + size) back; they read as zero afterwards. */
+void flightrec__port_region_discard(void *at, size_t size);
+/* Touches [at, at + size) so that recording takes no page fault there. */
+void flightrec__port_region_prefault(void *at, size_t size);
+
+/* Identity (signal-safe). */
+int32_t flightrec__port_thread_id(void);
+int32_t flightrec__port_process_id(void);
+/* The calling thread's name, without a file system read (signal-safe);
+ * 0 or -1. */
+int flightrec__port_self_name(char name[16]);
+/* The current name of thread @tid of this process (may read a file);
+ * 0 or -1. */
+int flightrec__port_thread_name(int32_t tid, char name[16]);
+
+/* Runs @fn(arg) when the calling thread exits; 0 or -1.  Registered once
+ * per thread, re-armed by calling it again. */
+int flightrec__port_on_thread_exit(void *arg);
+void flightrec__port_thread_exit_init(void (*fn)(void *arg));
+/* Runs @fn in the child after fork(). */
+void flightrec__port_at_fork_child(void (*fn)(void));
+
+/* Lets another thread run (waiting for a lock or for start-up). */
+void flightrec__port_yield(void);
+
+/* Environment: NULL where unset (always NULL on firmware). */
+const char *flightrec__port_getenv(const char *name);
+/* One line for the operator (standard error), signal-safe. */
+void flightrec__port_message(const char *text, size_t length);
+
+/* Clocks in nanoseconds, for calibrating the counter (timebase.c). */
+uint64_t flightrec__port_monotonic_ns(void);
+uint64_t flightrec__port_realtime_ns(void);
+/* Sleeps about @ns nanoseconds. */
+void flightrec__port_sleep_ns(uint64_t ns);
+
+#endif

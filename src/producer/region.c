@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The process's region: one block of memory reserved at start-up that
+ * holds the header, the control block, the event names and every ring
+ * (include/flightrec/region.h).  Rings are placed one after the other and
+ * never move; pairs that are no longer needed go back to the registry's
+ * free list, their pages given back to the system.
+ */
+#include "platform.h"
+#include "runtime.h"
+
+#include <string.h>
+
+unsigned char *flightrec__region_base;
+
+/* Events lost before the region existed (a handler that interrupted its
+ * own thread's start-up): added to the region's count when it comes. */
+static _Atomic uint64_t lost_before_region;
+
+
+#if UINTPTR_MAX > UINT32_MAX
+#define REGION_RESERVE ((size_t)64 << 30)   /* address space, not memory */
+#else
+#define REGION_RESERVE ((size_t)1 << 30)
+#endif
+
+static size_t align_up(size_t n)
+{
+    return (n + FLIGHTREC_REGION_ALIGN - 1) &
+           ~(size_t)(FLIGHTREC_REGION_ALIGN - 1);
+}
+
+static uint8_t host_byte_order(void)
+{
+    const uint16_t probe = 1;
+    return *(const unsigned char *)&probe == 1 ? FLIGHTREC_REGION_LITTLE_ENDIAN
+                                               : FLIGHTREC_REGION_BIG_ENDIAN;
+}
+
+int flightrec__region_create(const struct flightrec_settings *settings)
+{
+    size_t fixed = align_up(sizeof(struct flightrec_region_header)) +
+                   align_up(sizeof(struct flightrec_region_control)) +
+                   align_up(sizeof(struct flightrec_region_names));
+    size_t size = REGION_RESERVE;
+    unsigned char *base = flightrec__port_region_reserve(&size);
+    if (base == NULL || size < fixed)
+        return -1;
+
+    struct flightrec_region_header *h = (void *)base;
+    h->magic = FLIGHTREC_REGION_MAGIC;
+    h->layout_version = FLIGHTREC_REGION_LAYOUT_VERSION;
+    h->word_size = (uint8_t)sizeof(uintptr_t);
+    h->byte_order = host_byte_order();
+    h->header_size = sizeof(*h);
+    h->ring_size = sizeof(ring_t);
+    h->item_size = sizeof(struct flightrec_region_item);
+    h->library_version = FLIGHTREC_VERSION_NUMBER;
+    h->region_size = size;
+    h->control_offset = align_up(sizeof(*h));
+    h->names_offset =
+        h->control_offset + align_up(sizeof(struct flightrec_region_control));
+    h->rings_offset = fixed;
+    atomic_store_explicit(&h->used, fixed, memory_order_relaxed);
+    h->process_id = flightrec__port_process_id();
+    h->counter_base = flightrec__timebase()->base;
+    h->realtime_ns = flightrec__timebase()->realtime_ns;
+
+    struct flightrec_region_control *c = (void *)(base + h->control_offset);
+    c->items = (uint32_t)settings->items;
+    c->signal_items = (uint32_t)settings->signal_items;
+    c->retained = settings->retained;
+    atomic_store_explicit(&c->mode, (uint32_t)settings->mode,
+                          memory_order_relaxed);
+    atomic_store_explicit(
+        &h->lost_without_ring,
+        atomic_exchange_explicit(&lost_before_region, 0, memory_order_relaxed),
+        memory_order_relaxed);
+    flightrec__region_base = base;
+    return 0;
+}
+
+void flightrec__region_publish_control(const uint32_t *filter, int running,
+                                       const struct flightrec_settings *s)
+{
+    if (flightrec__region_base == NULL)
+        return;
+    struct flightrec_region_control *c = region_control();
+    uint32_t generation =
+        atomic_load_explicit(&c->generation, memory_order_relaxed);
+    for (size_t i = 0; i < FLIGHTREC_EVENT_COUNT / 32; i++)
+        atomic_store_explicit(&c->filter[i], filter[i], memory_order_relaxed);
+    atomic_store_explicit(&c->running, running != 0, memory_order_relaxed);
+    atomic_store_explicit(&c->mode, (uint32_t)s->mode, memory_order_relaxed);
+    c->items = (uint32_t)s->items;
+    c->signal_items = (uint32_t)s->signal_items;
+    c->retained = s->retained;
+    atomic_store_explicit(&c->generation, generation + 1,
+                          memory_order_release);
+}
+
+void flightrec__count_lost_without_ring(uintptr_t n)
+{
+    if (flightrec__region_base != NULL)
+        atomic_fetch_add_explicit(&region_header()->lost_without_ring, n,
+                                  memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&lost_before_region, n,
+                                  memory_order_relaxed);
+}

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "ring-reader.h"
+
+#include <flightrec.h>
+
+#include <string.h>
+
+#define BLOCK_ITEMS 128
+/* Tries before a ring whose owner keeps changing is left for next time. */
+#define IDENTITY_TRIES 1000
+/* Restarts after the producer overtook the copy. */
+#define LAP_TRIES 16
+#define READER_REWOUND 1u
+
+typedef struct flightrec_region_ring ring_t;
+
+static int before(uintptr_t a, uintptr_t b)
+{
+    return (intptr_t)(a - b) < 0;
+}
+
+static uintptr_t later(uintptr_t a, uintptr_t b)
+{
+    return before(a, b) ? b : a;
+}
+
+static const struct flightrec_region_item *items_of(const unsigned char *base,
+                                                    const ring_t *ring)
+{
+    return (const struct flightrec_region_item *)(const void *)(
+        base + ring->items_offset);
+}
+
+static int is_recorder_item(uint32_t event_word)
+{
+    uint32_t id = FLIGHTREC_GET_EVENT(event_word);
+    return id == FLIGHTREC_EV_UPTIME_LOW || id == FLIGHTREC_EV_UPTIME_HIGH;
+}
+
+struct owner {
+    int32_t tid;
+    uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
+};
+
+struct identity {
+    uint32_t generation;
+    uint32_t owner_generation;
+    struct owner owner;
+    uintptr_t start;
+    uintptr_t dropped_at_start;
+    uint32_t mode;
+    uint32_t previous_generation;
+    struct owner previous;
+    uintptr_t previous_events;
+    uintptr_t previous_dropped;
+};
+
+static void load_owner(struct owner *to,
+                       const struct flightrec_region_owner *from)
+{
+    to->tid = atomic_load_explicit(&from->tid, memory_order_relaxed);
+    for (size_t i = 0; i < FLIGHTREC_REGION_NAME_WORDS; i++)
+        to->name[i] = atomic_load_explicit(&from->name[i],
+                                           memory_order_relaxed);
+}
+
+/* A consistent copy of the ring's identity (sequence counter). */
+static int read_identity(const ring_t *ring, struct identity *out)
+{
+    for (int attempt = 0; attempt < IDENTITY_TRIES; attempt++) {
+        uint32_t g = atomic_load_explicit(&ring->generation,
+                                          memory_order_acquire);
+        if (g & 1u)
+            continue;
+        load_owner(&out->owner, &ring->owner);
+        out->start = atomic_load_explicit(&ring->start, memory_order_relaxed);
+        out->dropped_at_start = atomic_load_explicit(&ring->dropped_at_start,
+                                                     memory_order_relaxed);
+        out->mode = atomic_load_explicit(&ring->mode, memory_order_relaxed);
+        out->owner_generation = atomic_load_explicit(&ring->owner_generation,
+                                                     memory_order_relaxed);
+        out->previous_generation = atomic_load_explicit(
+            &ring->previous_generation, memory_order_relaxed);
+        load_owner(&out->previous, &ring->previous);
+        out->previous_events = atomic_load_explicit(&ring->previous_events,
+                                                    memory_order_relaxed);
+        out->previous_dropped = atomic_load_explicit(&ring->previous_dropped,
+                                                     memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&ring->generation, memory_order_relaxed) ==
+            g) {
+            out->generation = g;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Whether the ring still has the owner @id was read for (a rename does
+ * not change the owner). */
+static int same_owner(const ring_t *ring, const struct identity *id)
+{
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&ring->owner_generation,
+                                memory_order_relaxed) == id->owner_generation;
+}
+
+static uintptr_t drops_total(const ring_t *ring)
+{
+    return atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
+           atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);
+}
+
+/*
+ * The head, and the recorder items of the current owner before it.  The
+ * owner counts a group of recorder items (and says where it starts) before
+ * it writes and publishes them; a group counted but not yet under the head
+ * is taken off.  The sequence counter makes sure no second group was
+ * counted between the two reads; a producer stopped in the middle (by the
+ * handler that reads) leaves the count of the group it was writing, which
+ * the same test takes off.
+ */
+static uintptr_t head_and_recorder_items(const ring_t *ring, uintptr_t *head)
+{
+    uintptr_t count = 0;
+    for (int attempt = 0; attempt < IDENTITY_TRIES; attempt++) {
+        uint32_t s1 = atomic_load_explicit(&ring->sync_seq,
+                                           memory_order_acquire);
+        *head = atomic_load_explicit(&ring->head, memory_order_acquire);
+        count = atomic_load_explicit(&ring->recorder_items,
+                                     memory_order_relaxed);
+        uintptr_t at = atomic_load_explicit(&ring->recorder_last_at,
+                                            memory_order_relaxed);
+        uint32_t n = atomic_load_explicit(&ring->recorder_last_count,
+                                          memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        uint32_t s2 = atomic_load_explicit(&ring->sync_seq,
+                                           memory_order_relaxed);
+        if (!before(at, *head))
+            count -= n;
+        if (s1 == s2)
+            break;
+    }
+    return count;
+}
+
+/* The oldest position the producer cannot have touched, given its head. */
+static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
+                               uintptr_t head)
+{
+    uintptr_t oldest =
+        head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
+    if (id->mode == FLIGHTREC_MODE_DISCARD) {
+        uintptr_t tail = atomic_load_explicit(&ring->tail,
+                                              memory_order_acquire);
+        uintptr_t bound = later(tail, id->start);
+        if (before(bound, oldest))
+            oldest = bound;
+    }
+    return oldest;
+}
+
+static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
+{
+    atomic_thread_fence(memory_order_acquire);
+    return oldest_intact(
+        ring, id, atomic_load_explicit(&ring->head, memory_order_relaxed));
+}
+
+static void put_chunk_head(struct fr_sink *sink, const ring_t *ring,
+                           const struct owner *owner, uintptr_t events,
+                           uintptr_t overflow, uintptr_t discard)
+{
+    fr_put_meta(sink, FLIGHTREC_EV_PROCESSOR, ring->id);
+    fr_put_meta(sink, FLIGHTREC_EV_THREAD_ID, (uintptr_t)owner->tid);
+    fr_put_name(sink, FLIGHTREC_EV_THREAD_NAME, owner->name,
+                FLIGHTREC_REGION_NAME_WORDS);
+    fr_put_meta(sink, FLIGHTREC_EV_RING_CONTEXT, ring->context);
+    fr_put_meta(sink, FLIGHTREC_EV_RING_POSITION, (uint32_t)events);
+    if (overflow != 0)
+        fr_put_meta(sink, FLIGHTREC_EV_PER_CPU_OVERFLOW, overflow);
+    if (discard != 0)
+        fr_put_meta(sink, FLIGHTREC_EV_PER_CPU_DISCARD, discard);
+}
+
+/* Counts the recorder items in [*from, head) of the copy as it is now; if
+ * the producer overwrote part of it meanwhile, *from moves past that. */
+static uintptr_t count_recorder_items(const unsigned char *base,
+                                      const ring_t *ring,
+                                      const struct identity *id,
+                                      uintptr_t *from, uintptr_t head)
+{
+    const struct flightrec_region_item *items = items_of(base, ring);
+    uintptr_t mask = (uintptr_t)ring->capacity - 1;
+    uintptr_t count = 0, p = *from;
+    int laps = 0;
+    while (before(p, head)) {
+        size_t n = head - p < BLOCK_ITEMS ? head - p : BLOCK_ITEMS;
+        uintptr_t in_block = 0;
+        for (size_t i = 0; i < n; i++)
+            in_block += (uintptr_t)is_recorder_item(atomic_load_explicit(
+                &items[(p + i) & mask].event, memory_order_relaxed));
+        uintptr_t oldest = current_oldest(ring, id);
+        if (before(p, oldest)) {
+            /* Overtaken: what is before the oldest intact item is lost;
+             * count again from there. */
+            p = before(oldest, head) && ++laps < LAP_TRIES ? oldest : head;
+            *from = p;
+            count = 0;
+            continue;
+        }
+        count += in_block;
+        p += n;
+    }
+    return count;
+}
+
+/*
+ * Writes the owner's items from position @from (the owner's events before
+ * it: @from_events) to the head, as one chunk or more if the producer
+ * overtakes the copy.  With @always a chunk is written even when there is
+ * nothing to report; with @reread the first chunk reports no overflow (the
+ * reader asked to read again what is held).  On return *end and
+ * *end_events say where it got to.  Returns -1 if the ring got another
+ * owner before anything was written, else 0.
+ */
+static int read_owner(struct fr_sink *sink, const unsigned char *base,
+                      const ring_t *ring, const struct identity *id,
+                      const struct owner *owner, uintptr_t from,
+                      uintptr_t from_events, uintptr_t discard, int always,
+                      int reread, uintptr_t *end, uintptr_t *end_events)
+{
+    const struct flightrec_region_item *items = items_of(base, ring);
+    uintptr_t mask = (uintptr_t)ring->capacity - 1;
+    uint32_t events[BLOCK_ITEMS];
+    uintptr_t datas[BLOCK_ITEMS];
+
+    *end = from;
+    *end_events = from_events;
+    for (int lap = 0;; lap++) {
+        uintptr_t head;
+        uintptr_t recorder = head_and_recorder_items(ring, &head);
+        if (!same_owner(ring, id))
+            return lap == 0 ? -1 : 0;
+        uintptr_t events_at_head = head - id->start - recorder;
+        uintptr_t begin = later(later(from, id->start),
+                                oldest_intact(ring, id, head));
+        if (before(head, begin))
+            begin = head;
+        uintptr_t recorder_in = count_recorder_items(base, ring, id, &begin,
+                                                     head);
+        uintptr_t begin_events =
+            events_at_head - ((head - begin) - recorder_in);
+        uintptr_t overflow = reread ? 0 : begin_events - from_events;
+        *end = begin;
+        *end_events = begin_events;
+        if (begin == head && !always && overflow == 0 && discard == 0) {
+            *end = head;
+            return 0;
+        }
+        put_chunk_head(sink, ring, owner, begin_events, overflow, discard);
+        discard = 0;
+        always = 0;
+        reread = 0;
+
+        uintptr_t p = begin, p_events = begin_events;
+        int overtaken = 0;
+        while (before(p, head)) {
+            size_t n = head - p < BLOCK_ITEMS ? head - p : BLOCK_ITEMS;
+            for (size_t i = 0; i < n; i++) {
+                const struct flightrec_region_item *item =
+                    &items[(p + i) & mask];
+                events[i] = atomic_load_explicit(&item->event,
+                                                 memory_order_relaxed);
+                datas[i] = atomic_load_explicit(&item->data,
+                                                memory_order_relaxed);
+            }
+            if (before(p, current_oldest(ring, id))) {
+                overtaken = 1;
+                break;
+            }
+            for (size_t i = 0; i < n; i++) {
+                fr_put_item(sink, events[i], datas[i]);
+                p_events += (uintptr_t)!is_recorder_item(events[i]);
+            }
+            p += n;
+        }
+        *end = p;
+        *end_events = p_events;
+        if (!overtaken || lap + 1 >= LAP_TRIES)
+            return 0;
+        /* The producer overtook the copy: go on from here in a new chunk
+         * that reports what was lost in between. */
+        from = p;
+        from_events = p_events;
+    }
+}
+
+int fr_ring_dump(struct fr_sink *sink, const unsigned char *base,
+                 const ring_t *ring, const uint32_t *name)
+{
+    struct identity id;
+    if (read_identity(ring, &id) != 0)
+        return -1;
+    struct owner owner = id.owner;
+    if (name != NULL)
+        memcpy(owner.name, name, sizeof(owner.name));
+    uintptr_t end, end_events;
+    return read_owner(sink, base, ring, &id, &owner, id.start, 0,
+                      drops_total(ring) - id.dropped_at_start, 1, 0, &end,
+                      &end_events);
+}
+
+int fr_ring_has_news(const ring_t *ring)
+{
+    if (ring->reader_generation !=
+        atomic_load_explicit(&ring->owner_generation, memory_order_acquire))
+        return 1;
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    uintptr_t dropped = drops_total(ring) -
+                        atomic_load_explicit(&ring->dropped_at_start,
+                                             memory_order_relaxed);
+    return head != tail || dropped != ring->reader_dropped ||
+           (ring->reader_flags & READER_REWOUND) != 0;
+}
+
+int fr_ring_fully_read(const ring_t *ring)
+{
+    return !fr_ring_has_news(ring);
+}
+
+void fr_ring_rewind(ring_t *ring)
+{
+    /* Only a ring that holds something for its owner has it to re-read. */
+    if (atomic_load_explicit(&ring->head, memory_order_relaxed) !=
+        atomic_load_explicit(&ring->start, memory_order_relaxed))
+        ring->reader_flags |= READER_REWOUND;
+}
+
+int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
+                  ring_t *ring, const uint32_t *name)
+{
+    struct identity id;
+    if (read_identity(ring, &id) != 0)
+        return -1;
+    if (id.owner_generation != ring->reader_generation) {
+        /* A new owner.  If the ring was reused from one whose end we had
+         * not read, report its losses under its own identity. */
+        if (ring->reader_generation != 0 && id.previous_generation != 0) {
+            int followed = id.previous_generation == ring->reader_generation;
+            uintptr_t lost = id.previous_events -
+                             (followed ? ring->reader_events : 0);
+            uintptr_t dropped = id.previous_dropped -
+                                (followed ? ring->reader_dropped : 0);
+            if (lost != 0 || dropped != 0)
+                put_chunk_head(sink, ring, &id.previous, id.previous_events,
+                               lost, dropped);
+        }
+        ring->reader_generation = id.owner_generation;
+        ring->reader_events = 0;
+        ring->reader_dropped = 0;
+        ring->reader_flags = 0;
+        atomic_store_explicit(&ring->tail, id.start, memory_order_release);
+    }
+    struct owner owner = id.owner;
+    if (name != NULL)
+        memcpy(owner.name, name, sizeof(owner.name));
+    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    uintptr_t from = tail, from_events = ring->reader_events;
+    uintptr_t dropped = drops_total(ring) - id.dropped_at_start;
+    /* After a rewind everything still held comes again: a re-read, not a
+     * loss (readers see the position go back). */
+    int reread = (ring->reader_flags & READER_REWOUND) != 0;
+    if (reread)
+        from = id.start;
+    uintptr_t end, end_events;
+    int rc = read_owner(sink, base, ring, &id, &owner, from, from_events,
+                        dropped - ring->reader_dropped, reread, reread, &end,
+                        &end_events);
+    if (rc != 0)
+        return rc;
+    ring->reader_flags = 0;
+    ring->reader_events = end_events;
+    ring->reader_dropped = dropped;
+    /* Release: the copies are done before the producer may reuse slots. */
+    atomic_store_explicit(&ring->tail, end, memory_order_release);
+    return 0;
+}

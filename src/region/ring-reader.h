@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The ring reader: turns the rings of a region into stream chunks while
+ * their owners keep writing, with exact loss counts in the program's
+ * events.  It needs only the region's bytes (include/flightrec/region.h),
+ * so the same code reads the rings in-process (flightrec_dump/drain) and,
+ * later, from another process.
+ *
+ * The copy is optimistic, as RTEMS record fetches: copy a block with
+ * relaxed loads, re-read the head, and keep only what the producer cannot
+ * have overwritten meanwhile.  A producer may be writing up to
+ * FLIGHTREC_MAX_PENDING items past its published head, so in flight mode
+ * position p is intact while p >= head - capacity + FLIGHTREC_MAX_PENDING;
+ * in discard mode the producer never passes the reader's tail.
+ *
+ * Positions count items, the recorder's uptime pairs among them; the
+ * stream counts the program's events (format version 2).  The owner keeps
+ * a count of its own recorder items (sync_seq, recorder_*), and the reader
+ * counts the recorder items in what it copies, so both ends of every chunk
+ * are known in events: RING_POSITION is the owner's events before the
+ * chunk, PER_CPU_OVERFLOW the events lost before it.
+ */
+#ifndef FLIGHTREC_RING_READER_H
+#define FLIGHTREC_RING_READER_H
+
+#include "stream-writer.h"
+
+/* Writes what @ring holds for its current owner, without consuming:
+ * always one chunk (possibly empty), with the owner's events no longer
+ * held as overflow and its drops as discard.  @name (4 words), if not
+ * NULL, replaces the stored thread name.  Writes nothing to the region.
+ * Returns 0, or -1 if the ring was skipped (its owner kept changing). */
+int fr_ring_dump(struct fr_sink *sink, const unsigned char *base,
+                 const struct flightrec_region_ring *ring,
+                 const uint32_t *name);
+
+/* Writes what is new in @ring since the previous drain (chunks only when
+ * there are items or losses), and the losses of a previous owner whose
+ * ring was reused meanwhile, under that owner's identity.  Moves the
+ * reader's position.  One drain at a time per region. */
+int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
+                  struct flightrec_region_ring *ring, const uint32_t *name);
+
+/* Whether a drain of @ring would write anything: new items, new drops or
+ * a new owner.  A few loads. */
+int fr_ring_has_news(const struct flightrec_region_ring *ring);
+
+/* The next drain delivers again everything @ring still holds (flight
+ * mode), without reporting a loss for it. */
+void fr_ring_rewind(struct flightrec_region_ring *ring);
+
+/* Whether the reader has everything the current owner recorded and lost. */
+int fr_ring_fully_read(const struct flightrec_region_ring *ring);
+
+#endif

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "stream-writer.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ITEM_SIZE (4 + sizeof(uintptr_t))
+#define START_SIZE 8
+
+static ssize_t fd_write(void *target, const void *bytes, size_t n)
+{
+    ssize_t done = write(*(int *)target, bytes, n);
+    return done < 0 ? -errno : done;
+}
+
+void fr_sink_init(struct fr_sink *sink, fr_sink_write_fn write_fn,
+                  void *target, void *buf, size_t cap)
+{
+    memset(sink, 0, sizeof(*sink));
+    sink->write = write_fn;
+    sink->target = target;
+    sink->buf = buf;
+    sink->cap = cap;
+}
+
+void fr_sink_init_fd(struct fr_sink *sink, int *fd, void *buf, size_t cap)
+{
+    fr_sink_init(sink, fd_write, fd, buf, cap);
+}
+
+void fr_sink_resume(struct fr_sink *sink)
+{
+    sink->error = 0;
+    sink->len = 0;
+    sink->start_in_buf = 0;
+}
+
+/* Writes @n bytes; returns how many went out before a failure. */
+static size_t write_all(struct fr_sink *sink, const unsigned char *bytes,
+                        size_t n)
+{
+    size_t done = 0;
+    while (done < n && sink->error == 0) {
+        ssize_t k = sink->write(sink->target, bytes + done, n - done);
+        if (k > 0) {
+            done += (size_t)k;
+            sink->written += (uint64_t)k;
+        } else if (k == -EINTR) {
+            continue;
+        } else {
+            sink->error = k < 0 ? (int)k : -EIO;
+        }
+    }
+    return done;
+}
+
+/* After a write cut the buffer at @done: keep the rest of the cut item. */
+static void keep_cut_item(struct fr_sink *sink, size_t done)
+{
+    size_t boundary;
+    if (done < sink->start_in_buf) {
+        boundary = sink->start_in_buf;
+    } else {
+        size_t into = (done - sink->start_in_buf) % ITEM_SIZE;
+        boundary = into == 0 ? done : done + (ITEM_SIZE - into);
+    }
+    if (boundary > sink->len)
+        boundary = sink->len;
+    sink->carry_len = boundary - done;
+    memcpy(sink->carry, sink->buf + done, sink->carry_len);
+}
+
+int fr_sink_flush(struct fr_sink *sink)
+{
+    if (sink->carry_len != 0 && sink->error == 0) {
+        size_t done = write_all(sink, sink->carry, sink->carry_len);
+        memmove(sink->carry, sink->carry + done, sink->carry_len - done);
+        sink->carry_len -= done;
+    }
+    if (sink->len != 0 && sink->error == 0) {
+        size_t done = write_all(sink, sink->buf, sink->len);
+        if (done < sink->len)
+            keep_cut_item(sink, done);
+    }
+    /* After an error the rest is dropped: its items are lost, and the
+     * positions of the next chunks say so. */
+    sink->len = 0;
+    sink->start_in_buf = 0;
+    return sink->error;
+}
+
+static void put_bytes(struct fr_sink *sink, const void *bytes, size_t n)
+{
+    if (sink->len + n > sink->cap)
+        (void)fr_sink_flush(sink);
+    memcpy(sink->buf + sink->len, bytes, n);
+    sink->len += n;
+}
+
+uint32_t fr_host_format(void)
+{
+    const uint16_t probe = 1;
+    int little = *(const unsigned char *)&probe == 1;
+    if (sizeof(uintptr_t) == 8)
+        return little ? FLIGHTREC_FORMAT_LE_64 : FLIGHTREC_FORMAT_BE_64;
+    return little ? FLIGHTREC_FORMAT_LE_32 : FLIGHTREC_FORMAT_BE_32;
+}
+
+void fr_put_start(struct fr_sink *sink)
+{
+    uint32_t words[2] = { fr_host_format(), FLIGHTREC_MAGIC };
+    /* The stream start is the only unit that is not an item: it goes at
+     * the front of the buffer, where a cut inside it can be told. */
+    if (sink->len != 0)
+        (void)fr_sink_flush(sink);
+    sink->start_in_buf = sizeof(words);
+    put_bytes(sink, words, sizeof(words));
+}
+
+void fr_put_item(struct fr_sink *sink, uint32_t event_word, uintptr_t data)
+{
+    unsigned char item[ITEM_SIZE];
+    memcpy(item, &event_word, 4);
+    memcpy(item + 4, &data, sizeof(data));
+    put_bytes(sink, item, sizeof(item));
+}
+
+void fr_put_meta(struct fr_sink *sink, uint32_t event, uintptr_t data)
+{
+    fr_put_item(sink, FLIGHTREC_TIME_EVENT(0, event), data);
+}
+
+void fr_put_name(struct fr_sink *sink, uint32_t event, const uint32_t *words,
+                 size_t nwords)
+{
+    size_t per_item = sizeof(uintptr_t) / 4;
+    for (size_t i = 0; i < nwords; i += per_item) {
+        uintptr_t data = words[i];
+#if UINTPTR_MAX > UINT32_MAX
+        data |= (uintptr_t)words[i + 1] << 32;
+#endif
+        fr_put_meta(sink, event, data);
+    }
+}
+
+void fr_put_header(struct fr_sink *sink,
+                   const struct flightrec_region_header *header,
+                   const struct flightrec_region_control *control)
+{
+    fr_put_start(sink);
+    fr_put_meta(sink, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
+    fr_put_meta(sink, FLIGHTREC_EV_RING_COUNT,
+                atomic_load_explicit(&header->ring_count,
+                                     memory_order_relaxed));
+    fr_put_meta(sink, FLIGHTREC_EV_PER_CPU_COUNT, control->items);
+    uint64_t frequency = atomic_load_explicit(&header->counter_frequency,
+                                              memory_order_relaxed);
+    fr_put_meta(sink, FLIGHTREC_EV_FREQUENCY, (uintptr_t)frequency);
+    if (sizeof(uintptr_t) == 4 && frequency > UINT32_MAX)
+        fr_put_meta(sink, FLIGHTREC_EV_FREQUENCY_HIGH,
+                    (uintptr_t)(frequency >> 16 >> 16));
+    fr_put_meta(sink, FLIGHTREC_EV_PROCESS_ID, (uintptr_t)header->process_id);
+    fr_put_meta(sink, FLIGHTREC_EV_REALTIME_LOW, (uint32_t)header->realtime_ns);
+    fr_put_meta(sink, FLIGHTREC_EV_REALTIME_HIGH,
+                (uint32_t)(header->realtime_ns >> 32));
+}
+
+void fr_put_event_names(struct fr_sink *sink,
+                        const struct flightrec_region_names *names,
+                        uint32_t *seen)
+{
+    for (uint32_t event = 0; event < FLIGHTREC_EVENT_COUNT; event++) {
+        uint32_t serial = atomic_load_explicit(&names->serial[event],
+                                               memory_order_acquire);
+        if (serial == 0 || (seen != NULL && seen[event] == serial))
+            continue;
+        uint32_t words[FLIGHTREC_REGION_EVENT_NAME_WORDS];
+        for (size_t i = 0; i < FLIGHTREC_REGION_EVENT_NAME_WORDS; i++)
+            words[i] = atomic_load_explicit(&names->words[event][i],
+                                            memory_order_relaxed);
+        if (seen != NULL)
+            seen[event] = serial;
+        size_t nwords = FLIGHTREC_REGION_EVENT_NAME_WORDS;
+        while (nwords > 2 && words[nwords - 1] == 0 && words[nwords - 2] == 0)
+            nwords -= 2;
+        fr_put_meta(sink, FLIGHTREC_EV_EVENT_NAME_ID, event);
+        fr_put_name(sink, FLIGHTREC_EV_EVENT_NAME, words, nwords);
+    }
+}

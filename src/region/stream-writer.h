@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The stream writer: record-stream items (docs/format.md) onto a sink (a
+ * file descriptor, a memory buffer, later a socket), in large writes.
+ *
+ * It never leaves part of an item behind: when a write fails after part of
+ * an item went out, the rest of that item is kept and written first next
+ * time, so the stream stays aligned and later chunks decode (the items in
+ * between are lost, and readers see them as missing).  Allocates nothing:
+ * the caller provides the buffer, so a crash handler can use it.
+ */
+#ifndef FLIGHTREC_STREAM_WRITER_H
+#define FLIGHTREC_STREAM_WRITER_H
+
+#include <flightrec/region.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Writes up to @n bytes; returns how many, or -errno. */
+typedef ssize_t (*fr_sink_write_fn)(void *target, const void *bytes, size_t n);
+
+struct fr_sink {
+    fr_sink_write_fn write;
+    void *target;
+    int error;                  /* first failure of this use, -errno */
+    unsigned char *buf;
+    size_t cap, len;
+    size_t start_in_buf;        /* bytes of the stream start (format word
+                                   and magic) at the front of buf */
+    unsigned char carry[16];    /* the rest of an item a write cut */
+    size_t carry_len;
+    uint64_t written;           /* bytes that reached the target */
+};
+
+/* A sink that writes to file descriptor @fd (retrying short writes and
+ * EINTR), buffering in @buf of @cap bytes (at least 64). */
+void fr_sink_init_fd(struct fr_sink *sink, int *fd, void *buf, size_t cap);
+/* A sink with its own write function. */
+void fr_sink_init(struct fr_sink *sink, fr_sink_write_fn write, void *target,
+                  void *buf, size_t cap);
+/* Starts a new use (a new call) of a sink kept across calls: clears the
+ * error, keeps a pending cut item. */
+void fr_sink_resume(struct fr_sink *sink);
+/* Writes what is buffered; 0 or the first error of this use. */
+int fr_sink_flush(struct fr_sink *sink);
+
+/* The format word of this host's own items. */
+uint32_t fr_host_format(void);
+
+/* Stream start: format word and magic. */
+void fr_put_start(struct fr_sink *sink);
+/* One item: @event_word (time << 10 | id) and a data word of this host. */
+void fr_put_item(struct fr_sink *sink, uint32_t event_word, uintptr_t data);
+/* An item with time 0. */
+void fr_put_meta(struct fr_sink *sink, uint32_t event, uintptr_t data);
+/* A name (4 characters a word, LSB first) as data words of this host. */
+void fr_put_name(struct fr_sink *sink, uint32_t event, const uint32_t *words,
+                 size_t nwords);
+
+/* The stream header of a region's process (docs/format.md section 3). */
+void fr_put_header(struct fr_sink *sink,
+                   const struct flightrec_region_header *header,
+                   const struct flightrec_region_control *control);
+/* Name records of events whose name serial differs from @seen (NULL: all
+ * named events); updates @seen. */
+void fr_put_event_names(struct fr_sink *sink,
+                        const struct flightrec_region_names *names,
+                        uint32_t *seen);
+
+#endif

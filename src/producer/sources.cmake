@@ -11,6 +11,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/region.c
   producer/registry.c
   producer/timebase.c
+  region/region-check.c
   region/ring-reader.c
   region/stream-writer.c
   LIBS Threads::Threads

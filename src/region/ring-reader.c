@@ -154,6 +154,9 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
         uintptr_t tail = atomic_load_explicit(&ring->tail,
                                               memory_order_acquire);
         uintptr_t bound = later(tail, id->start);
+        /* Never more than a ring back, whatever a damaged region says. */
+        if (head - bound > (uintptr_t)ring->capacity)
+            bound = head - (uintptr_t)ring->capacity;
         if (before(bound, oldest))
             oldest = bound;
     }

@@ -11,7 +11,8 @@
 
 int cmd_convert(int argc, char **argv);
 
-static const char *write_stream(void)
+/* @name: the input file, one per test case (ctest runs cases at once). */
+static const char *write_stream(const char *name)
 {
     struct fr_vec v;
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
@@ -25,7 +26,7 @@ static const char *write_stream(void)
     fr_vec_flightrec_chunk(&v, 1, 102, "logger", 0, 10, 3, 0);
     fr_vec_uptime(&v, 1200, 1200);
     fr_vec_item(&v, 1300, FLIGHTREC_USER(2), 9);
-    const char *path = scratch("e2e.rec");
+    const char *path = scratch(name);
     FILE *f = fopen(path, "wb");
     CHECK(f != NULL);
     CHECK_EQ_U(fwrite(v.buf, 1, v.len, f), v.len);
@@ -45,7 +46,7 @@ static int convert(const char *to, const char *out, const char *in)
 
 TEST(ctf)
 {
-    const char *in = write_stream();
+    const char *in = write_stream("e2e-ctf.rec");
     const char *dir = scratch("e2e-ctf");
     CHECK_EQ_I(convert("ctf", dir, in), 0);
     char cmd[1024];
@@ -70,7 +71,7 @@ TEST(ctf)
 
 TEST(formats)
 {
-    const char *in = write_stream();
+    const char *in = write_stream("e2e-formats.rec");
     char file[1024];
     snprintf(file, sizeof file, "%s", scratch("e2e.pftrace"));
     CHECK_EQ_I(convert("perfetto", file, in), 0);

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The ring region: its header describes it, a copy at another address
+ * reads the same, readers refuse what they do not understand with a
+ * message, and the ring reader works on a region built by hand.
+ */
+#include "producer-test.h"
+
+#include <flightrec/region.h>
+
+#include "../../src/region/region-check.h"
+#include "../../src/region/ring-reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The process's region (the static library exposes it to tests). */
+extern unsigned char *flightrec__region_base;
+
+struct memory {
+    unsigned char *bytes;
+    size_t len, cap;
+};
+
+static ssize_t memory_write(void *target, const void *bytes, size_t n)
+{
+    struct memory *m = target;
+    if (m->len + n > m->cap) {
+        m->cap = (m->len + n) * 2;
+        m->bytes = realloc(m->bytes, m->cap);
+        CHECK(m->bytes != NULL);
+    }
+    memcpy(m->bytes + m->len, bytes, n);
+    m->len += n;
+    return (ssize_t)n;
+}
+
+static size_t used_bytes(void)
+{
+    const struct flightrec_region_header *h = (const void *)flightrec__region_base;
+    return (size_t)atomic_load(&h->used);
+}
+
+/* A copy of the process's region at another address. */
+static unsigned char *region_copy(size_t *size)
+{
+    *size = used_bytes();
+    unsigned char *copy = aligned_alloc(64, (*size + 63) & ~(size_t)63);
+    CHECK(copy != NULL);
+    memcpy(copy, flightrec__region_base, *size);
+    return copy;
+}
+
+/* Dumps every ring of the region image at @base through the ring reader
+ * and parses the stream. */
+static void dump_image(const unsigned char *base, struct sp_stream *s)
+{
+    const struct flightrec_region_header *h = (const void *)base;
+    struct memory m = { 0 };
+    unsigned char buf[256];
+    struct fr_sink sink;
+    fr_sink_init(&sink, memory_write, &m, buf, sizeof(buf));
+    fr_put_header(&sink, h, (const void *)(base + h->control_offset));
+    fr_put_event_names(&sink, (const void *)(base + h->names_offset), NULL);
+    for (uint64_t at = atomic_load(&h->ring_list); at != 0;) {
+        const struct flightrec_region_ring *ring = (const void *)(base + at);
+        if (atomic_load(&ring->state) != FLIGHTREC_RING_FREE)
+            CHECK_EQ_I(fr_ring_dump(&sink, base, ring, NULL), 0);
+        at = atomic_load(&ring->next_offset);
+    }
+    CHECK_EQ_I(fr_sink_flush(&sink), 0);
+    sp_parse(s, m.bytes, m.len);
+    free(m.bytes);
+}
+
+TEST(header_describes_the_region)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    const struct flightrec_region_header *h = (const void *)flightrec__region_base;
+    CHECK_EQ_U(h->magic, FLIGHTREC_REGION_MAGIC);
+    CHECK_EQ_U(h->layout_version, FLIGHTREC_REGION_LAYOUT_VERSION);
+    CHECK_EQ_U(h->word_size, sizeof(uintptr_t));
+    const uint16_t probe = 1;
+    CHECK_EQ_U(h->byte_order, *(const unsigned char *)&probe == 1
+                                  ? FLIGHTREC_REGION_LITTLE_ENDIAN
+                                  : FLIGHTREC_REGION_BIG_ENDIAN);
+    CHECK_EQ_U(h->header_size, 128);
+    CHECK_EQ_U(h->control_offset, 128);
+    CHECK_EQ_U(h->names_offset, 128 + 192);
+    CHECK_EQ_U(h->library_version, FLIGHTREC_VERSION_NUMBER);
+    CHECK_EQ_I(h->process_id, getpid());
+    CHECK_EQ_U(atomic_load(&h->ring_count), 2);
+    const struct flightrec_region_control *c =
+        (const void *)(flightrec__region_base + h->control_offset);
+    CHECK_EQ_U(c->items, 64);
+    CHECK_EQ_U(atomic_load(&c->mode), FLIGHTREC_MODE_FLIGHT);
+    CHECK_EQ_U(atomic_load(&c->running), 1);
+    uint32_t before = atomic_load(&c->generation);
+    flightrec_filter_set(FLIGHTREC_USER(5), 0);
+    CHECK(atomic_load(&c->generation) != before);
+    CHECK_EQ_U(atomic_load(&c->filter[FLIGHTREC_USER(5) / 32]) &
+                   (1u << (FLIGHTREC_USER(5) % 32)),
+               0);
+    flightrec_stop();
+    CHECK_EQ_U(atomic_load(&c->running), 0);
+    flightrec_start();
+    char message[200];
+    CHECK_EQ_I(fr_region_check(flightrec__region_base, used_bytes(), message,
+                               sizeof(message)),
+               0);
+}
+
+/* No pointers inside: a copy elsewhere reads exactly as the original. */
+TEST(copy_at_another_address_reads_the_same)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_event_set_name(FLIGHTREC_USER(3), "request");
+    for (int i = 0; i < 40; i++)
+        flightrec_produce(FLIGHTREC_USER(3), (uintptr_t)i);
+    size_t size;
+    unsigned char *copy = region_copy(&size);
+    char message[200];
+    CHECK_EQ_I(fr_region_check(copy, size, message, sizeof(message)), 0);
+
+    struct sp_stream original, copied;
+    capture(&original, 0);
+    dump_image(copy, &copied);
+    CHECK_EQ_U(copied.version, FLIGHTREC_STREAM_VERSION);
+    CHECK_EQ_S(copied.event_names[FLIGHTREC_USER(3)], "request");
+    const struct sp_chunk *a = chunk_of(&original, 0);
+    const struct sp_chunk *b = chunk_of(&copied, 0);
+    CHECK(a != NULL && b != NULL);
+    CHECK_EQ_U(b->count, a->count);
+    CHECK_EQ_U(b->position, a->position);
+    CHECK_EQ_U(b->overflow, a->overflow);
+    for (size_t i = 0; i < a->count; i++) {
+        CHECK_EQ_U(b->items[i].event, a->items[i].event);
+        CHECK_EQ_U(b->items[i].data, a->items[i].data);
+    }
+    /* The last 8 positions are the reader's red zone: 56 held. */
+    CHECK_EQ_U(b->items[b->count - 1].data, 39);
+    sp_free(&original);
+    sp_free(&copied);
+    free(copy);
+}
+
+static void expect_refusal(unsigned char *image, size_t size,
+                           const char *expected)
+{
+    char message[300];
+    CHECK_EQ_I(fr_region_check(image, size, message, sizeof(message)), -1);
+    CHECK_EQ_S(message, expected);
+}
+
+TEST(foreign_regions_are_refused_with_a_message)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    size_t size;
+    unsigned char *copy = region_copy(&size);
+    struct flightrec_region_header *h = (void *)copy;
+    char ours[32];
+    snprintf(ours, sizeof(ours), "%u.%u.%u", FLIGHTREC_VERSION_MAJOR,
+             FLIGHTREC_VERSION_MINOR, FLIGHTREC_VERSION_PATCH);
+    char expected[300];
+
+    h->layout_version = 7;
+    h->library_version = (3u << 16) | (1u << 8) | 4u;
+    snprintf(expected, sizeof(expected),
+             "region layout version 7 (written by flightrec 3.1.4); this "
+             "reader (flightrec %s) reads layout version 1",
+             ours);
+    expect_refusal(copy, size, expected);
+    h->layout_version = FLIGHTREC_REGION_LAYOUT_VERSION;
+    h->library_version = FLIGHTREC_VERSION_NUMBER;
+
+    h->word_size = sizeof(uintptr_t) == 8 ? 4 : 8;
+    snprintf(expected, sizeof(expected),
+             "region of a %u-bit process (flightrec %s); this reader "
+             "(flightrec %s) is %u-bit",
+             8u * h->word_size, ours, ours, (unsigned)(8 * sizeof(uintptr_t)));
+    expect_refusal(copy, size, expected);
+    h->word_size = sizeof(uintptr_t);
+
+    h->magic = 0x46525247u; /* the magic byte-swapped */
+    expect_refusal(copy, size,
+                   "region written with the other byte order; this reader "
+                   "reads its own host's regions only");
+    h->magic = 0x12345678u;
+    expect_refusal(copy, size, "byte 0: not a flightrec region (magic "
+                               "0x12345678)");
+    h->magic = FLIGHTREC_REGION_MAGIC;
+
+    snprintf(expected, sizeof(expected),
+             "region truncated: %zu bytes in use, %zu present", size,
+             size - 1);
+    expect_refusal(copy, size - 1, expected);
+    expect_refusal(copy, 100,
+                   "region of 100 bytes: too short for its 128-byte header");
+
+    /* A ring list that points outside, and one that loops. */
+    uint64_t first = atomic_load(&h->ring_list);
+    atomic_store(&h->ring_list, (uint64_t)size + 64);
+    snprintf(expected, sizeof(expected), "byte %zu: ring outside the region",
+             size + 64);
+    expect_refusal(copy, size, expected);
+    atomic_store(&h->ring_list, first);
+    struct flightrec_region_ring *ring = (void *)(copy + first);
+    uint64_t next = atomic_load(&ring->next_offset);
+    atomic_store(&ring->next_offset, first);
+    expect_refusal(copy, size, "ring list longer than its 2 rings (a loop?)");
+    atomic_store(&ring->next_offset, next);
+    ring->capacity = 100;
+    snprintf(expected, sizeof(expected),
+             "byte %llu: ring capacity 100 is not a power of two from 16",
+             (unsigned long long)first);
+    expect_refusal(copy, size, expected);
+    free(copy);
+}
+
+/* A region laid out by hand, as another process or firmware would: the
+ * ring reader turns it into the chunk the format document describes. */
+TEST(ring_reader_reads_a_region_built_by_hand)
+{
+    const size_t ring_at = 128 + 192 + sizeof(struct flightrec_region_names);
+    const size_t ring_at_aligned = (ring_at + 63) & ~(size_t)63;
+    const size_t items_at = ring_at_aligned + 384;
+    const size_t size = items_at + 16 * sizeof(struct flightrec_region_item);
+    unsigned char *base = aligned_alloc(64, (size + 63) & ~(size_t)63);
+    CHECK(base != NULL);
+    memset(base, 0, size);
+    struct flightrec_region_header *h = (void *)base;
+    h->magic = FLIGHTREC_REGION_MAGIC;
+    h->layout_version = 1;
+    h->word_size = sizeof(uintptr_t);
+    const uint16_t probe = 1;
+    h->byte_order = *(const unsigned char *)&probe == 1 ? 1 : 2;
+    h->header_size = 128;
+    h->ring_size = sizeof(struct flightrec_region_ring);
+    h->item_size = sizeof(struct flightrec_region_item);
+    h->region_size = size;
+    atomic_store(&h->used, size);
+    h->control_offset = 128;
+    h->names_offset = 128 + 192;
+    h->rings_offset = ring_at_aligned;
+    atomic_store(&h->ring_list, ring_at_aligned);
+    atomic_store(&h->ring_count, 1);
+    h->process_id = 4242;
+    atomic_store(&h->counter_frequency, 1000000000u);
+    struct flightrec_region_control *c = (void *)(base + 128);
+    c->items = 16;
+
+    struct flightrec_region_ring *ring = (void *)(base + ring_at_aligned);
+    ring->capacity = 16;
+    ring->items_offset = items_at;
+    ring->id = 0;
+    atomic_store(&ring->state, FLIGHTREC_RING_LIVE);
+    atomic_store(&ring->owner.tid, 77);
+    atomic_store(&ring->owner.name[0], 0x6b726f77u); /* "work" */
+    atomic_store(&ring->generation, 2);
+    atomic_store(&ring->owner_generation, 2);
+    /* The owner's items: 18 events, uptime pairs at positions 0 and 12.
+     * The reader keeps the 8 positions a pending record may be writing
+     * (head - capacity .. + 8) out: it reads positions 14..21. */
+    struct flightrec_region_item *items = (void *)(base + items_at);
+    uintptr_t position = 0, events = 0;
+    for (int i = 0; i < 22; i++, position++) {
+        uint32_t id;
+        uintptr_t data;
+        if (i == 0 || i == 12) {
+            id = FLIGHTREC_EV_UPTIME_LOW;
+            data = 0;
+        } else if (i == 1 || i == 13) {
+            id = FLIGHTREC_EV_UPTIME_HIGH;
+            data = 0;
+        } else {
+            id = FLIGHTREC_USER(1);
+            data = events++;
+        }
+        atomic_store(&items[position & 15].event,
+                     FLIGHTREC_TIME_EVENT(position, id));
+        atomic_store(&items[position & 15].data, data);
+    }
+    atomic_store(&ring->head, position);
+    atomic_store(&ring->recorder_items, 4);
+    atomic_store(&ring->recorder_last_at, 12);
+    atomic_store(&ring->recorder_last_count, 2);
+
+    char message[200];
+    CHECK_EQ_I(fr_region_check(base, size, message, sizeof(message)), 0);
+    struct sp_stream s;
+    dump_image(base, &s);
+    CHECK_EQ_U(s.pid, 4242);
+    CHECK_EQ_U(s.chunk_count, 1);
+    const struct sp_chunk *chunk = &s.chunks[0];
+    CHECK_EQ_U(chunk->tid, 77);
+    CHECK_EQ_S(chunk->name, "work");
+    CHECK_EQ_U(chunk->count, 8);           /* positions 14..21 */
+    /* Before position 14: two pairs and events 0..9.  The chunk starts at
+     * the owner's event 10, and 10 events (not 14 items) are lost. */
+    CHECK_EQ_U(chunk->position, 10);
+    CHECK_EQ_U(chunk->overflow, 10);
+    for (size_t i = 0; i < 8; i++) {
+        CHECK_EQ_U(chunk->items[i].event, FLIGHTREC_USER(1));
+        CHECK_EQ_U(chunk->items[i].data, 10 + i);
+    }
+    sp_free(&s);
+    free(base);
+}
+
+TEST_MAIN(TEST_ENTRY(header_describes_the_region),
+          TEST_ENTRY(copy_at_another_address_reads_the_same),
+          TEST_ENTRY(foreign_regions_are_refused_with_a_message),
+          TEST_ENTRY(ring_reader_reads_a_region_built_by_hand))

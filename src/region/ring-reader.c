@@ -349,8 +349,9 @@ int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
         return -1;
     if (id.owner_generation != ring->reader_generation) {
         /* A new owner.  If the ring was reused from one whose end we had
-         * not read, report its losses under its own identity. */
-        if (ring->reader_generation != 0 && id.previous_generation != 0) {
+         * not read (or that we never read at all), report its losses under
+         * its own identity. */
+        if (id.previous_generation != 0) {
             int followed = id.previous_generation == ring->reader_generation;
             uintptr_t lost = id.previous_events -
                              (followed ? ring->reader_events : 0);

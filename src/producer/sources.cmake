@@ -1,11 +1,15 @@
 # libflightrec: the recording runtime (producer).  Depends on libc only.
 flightrec_library(NAME flightrec SOURCES
   common/errors.c
-  producer/config.c
+  producer/control.c
+  producer/event-names.c
+  producer/filter.c
   producer/port-linux.c
   producer/produce.c
   producer/produce-calls.c
   producer/registry.c
+  producer/settings.c
+  producer/startup.c
   producer/stream.c
   LIBS Threads::Threads
 )

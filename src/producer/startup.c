@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Lazy start-up on first use (the environment, unless flightrec_setup()
+ * came first; the time base; the thread-exit hook) and the fork handler.
+ */
+#include "runtime.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Start-up state: 0 not begun, 1 under way, 2 done.  Not pthread_once: a
+ * signal handler that records while its own thread is starting up must
+ * not wait for itself (flightrec__try_init()). */
+static _Atomic int init_state;
+
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&flightrec__control_lock, NULL);
+    flightrec__registry_reset_after_fork();
+    flightrec__drain_reset_after_fork();
+}
+
+static void init_once_fn(void)
+{
+    flightrec__timebase_init();
+    flightrec__registry_init();
+    (void)pthread_atfork(NULL, NULL, after_fork_child);
+    if (flightrec__configured)
+        return;
+
+    struct flightrec_config config;
+    struct flightrec_settings next;
+    char message[160];
+    flightrec_config_init(&config);
+    int rc = flightrec_config_from_env(&config, message, sizeof(message));
+    if (rc == 0) {
+        rc = flightrec__settle(&config, &next);
+        if (rc != 0)
+            snprintf(message, sizeof(message), "FLIGHTREC_ITEMS=%u: %s",
+                     (unsigned)config.items_per_ring, flightrec_strerror(rc));
+    }
+    const char *events = getenv("FLIGHTREC_EVENTS");
+    if (rc == 0 && events != NULL && flightrec__filter_parse(events) != 0) {
+        snprintf(message, sizeof(message),
+                 "FLIGHTREC_EVENTS=%.100s: invalid filter", events);
+        rc = FLIGHTREC_EINVAL_CONFIG;
+    }
+    if (rc != 0) {
+        /* Nobody to return the error to: say it once and stay off rather
+         * than record with a configuration nobody asked for. */
+        char line[200];
+        int n = snprintf(line, sizeof(line),
+                         "flightrec: %s; recording is off\n", message);
+        if (n > 0)
+            (void)!write(STDERR_FILENO, line, (size_t)n);
+        flightrec__set_running(0);
+        return;
+    }
+    flightrec__settings_install(&next);
+    flightrec__set_running(config.start);
+}
+
+int flightrec__try_init(void)
+{
+    int state = atomic_load_explicit(&init_state, memory_order_acquire);
+    if (state == 2)
+        return 0;
+    if (state == 0 && atomic_compare_exchange_strong_explicit(
+                          &init_state, &state, 1, memory_order_acquire,
+                          memory_order_acquire)) {
+        init_once_fn();
+        atomic_store_explicit(&init_state, 2, memory_order_release);
+        return 0;
+    }
+    return -1;
+}
+
+void flightrec__ensure_init(void)
+{
+    while (flightrec__try_init() != 0)
+        sched_yield(); /* another thread is starting up: a moment */
+}

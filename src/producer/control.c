@@ -3,7 +3,7 @@
  * Channel control: start, stop, cleanup, the filter in force and the
  * statistics.
  */
-#include "runtime.h"
+#include "ring.h"
 
 #include <pthread.h>
 #include <string.h>

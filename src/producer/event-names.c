@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Event names registered by the program; the stream carries them. */
-#include "runtime.h"
+#include "ring.h"
 
 #include <pthread.h>
 
@@ -23,6 +23,9 @@ int flightrec_event_set_name(uint32_t event, const char *name)
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&event_name_serial[event], 1,
                               memory_order_release);
+    char kept[4 * NAME_WORDS];
+    flightrec__event_name_locked(event, kept, sizeof(kept));
+    flightrec__filter_named_locked(event, kept);
     pthread_mutex_unlock(&flightrec__control_lock);
     return 0;
 }
@@ -37,4 +40,19 @@ uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words)
         words[i] = atomic_load_explicit(&event_names[event][i],
                                         memory_order_relaxed);
     return serial;
+}
+
+size_t flightrec__event_name_locked(uint32_t event, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; n + 1 < size && n < 4 * NAME_WORDS; n++) {
+        uint32_t word = atomic_load_explicit(&event_names[event][n / 4],
+                                             memory_order_relaxed);
+        char c = (char)((word >> (8 * (n % 4))) & 0xffu);
+        if (c == '\0')
+            break;
+        out[n] = c;
+    }
+    out[n] = '\0';
+    return n;
 }

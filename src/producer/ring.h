@@ -94,22 +94,7 @@ void flightrec__registry_cleanup(void);
  * drain lock (stream.c). */
 void flightrec__rings_cleanup(void);
 
-/* Configuration in force (config.c). */
-struct flightrec_settings {
-    uintptr_t items;            /* thread ring */
-    uintptr_t signal_items;
-    int mode;
-    uint32_t retained;
-};
-const struct flightrec_settings *flightrec__settings(void);
-/* Lazy start-up on the first event: environment, clock, fork handler.
- * ensure_init() waits while another thread starts up; try_init() returns
- * -1 instead (signal handlers: the starting thread may be their own). */
-void flightrec__ensure_init(void);
-int flightrec__try_init(void);
-/* The name registered for @event as 16 packed words, and a serial number
- * that changes with every new name (0: none) (config.c). */
-uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words);
+#include "runtime.h" /* settings, start-up, event names */
 
 /* Time (port-*.c). */
 struct flightrec_timebase {

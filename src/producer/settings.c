@@ -3,15 +3,15 @@
  * Settings: the defaults, the environment, validation and
  * flightrec_setup().
  */
-#include "runtime.h"
+#include "ring.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_ITEMS 65536u
 #define DEFAULT_RETAINED 64u
+#define SHOWN_VALUE_BYTES 64   /* of a refused value, in messages */
 
 static struct flightrec_settings settings = {
     .items = DEFAULT_ITEMS,
@@ -39,65 +39,83 @@ void flightrec_config_init(struct flightrec_config *config)
     config->mode = FLIGHTREC_MODE_FLIGHT;
     config->retained_rings = DEFAULT_RETAINED;
     config->start = 1;
+    config->prefault = 0;
 }
 
-int flightrec__parse_number(const char *text, uint32_t *out)
+int flightrec__parse_decimal(const char *text, uint32_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 0);
-    if (errno != 0 || end == text || *end != '\0' || value > UINT32_MAX ||
-        text[0] == '-')
+    /* Digits only: no sign, no blanks, and no leading zero, which C
+     * programmers read as octal. */
+    if (text[0] < '0' || text[0] > '9' || (text[0] == '0' && text[1] != '\0'))
         return -1;
+    uint64_t value = 0;
+    for (const char *at = text; *at != '\0'; at++) {
+        if (*at < '0' || *at > '9')
+            return -1;
+        if (value <= UINT32_MAX)
+            value = value * 10 + (uint64_t)(*at - '0');
+    }
+    if (value > UINT32_MAX)
+        return -2;
     *out = (uint32_t)value;
     return 0;
 }
 
-static int env_number(const char *variable, uint32_t *out, char *message,
-                      size_t message_size)
+void flightrec__refusal(char *message, size_t message_size,
+                        const char *variable, const char *text,
+                        const char *why)
+{
+    if (message == NULL)
+        return;
+    char shown[4 * SHOWN_VALUE_BYTES + 4];
+    size_t n = 0;
+    size_t i = 0;
+    for (; text[i] != '\0' && i < SHOWN_VALUE_BYTES; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c < 0x7f)
+            shown[n++] = (char)c;
+        else
+            n += (size_t)snprintf(shown + n, sizeof(shown) - n, "\\x%02x", c);
+    }
+    if (text[i] != '\0') {
+        memcpy(shown + n, "...", 3);
+        n += 3;
+    }
+    shown[n] = '\0';
+    snprintf(message, message_size, "%s=%s: %s", variable, shown, why);
+}
+
+/* The value of @variable, NULL when unset or empty. */
+static const char *env_text(const char *variable)
 {
     const char *text = getenv(variable);
-    if (text == NULL || *text == '\0')
-        return 0;
-    if (flightrec__parse_number(text, out) == 0)
-        return 0;
-    if (message)
-        snprintf(message, message_size, "%s=%s: not a number", variable,
-                 text);
+    return text != NULL && *text != '\0' ? text : NULL;
+}
+
+/* Says why flightrec__parse_decimal() refused @text with @parsed. */
+static int refuse_decimal(int parsed, const char *variable, const char *text,
+                          char *message, size_t message_size)
+{
+    const char *why = "not a decimal number";
+    if (parsed == -2)
+        why = "number above 4294967295";
+    else if (text[0] == '0')
+        why = "numbers are decimal, without leading zeros";
+    flightrec__refusal(message, message_size, variable, text, why);
     return FLIGHTREC_EINVAL_CONFIG;
 }
 
-int flightrec_config_from_env(struct flightrec_config *config, char *message,
-                              size_t message_size)
+static int env_decimal(const char *variable, uint32_t *out, char *message,
+                       size_t message_size)
 {
-    uint32_t start = (uint32_t)config->start;
-    int rc = env_number("FLIGHTREC_ITEMS", &config->items_per_ring, message,
-                        message_size);
-    if (rc == 0)
-        rc = env_number("FLIGHTREC_SIGNAL_ITEMS",
-                        &config->signal_items_per_ring, message, message_size);
-    if (rc == 0)
-        rc = env_number("FLIGHTREC_RETAIN", &config->retained_rings, message,
-                        message_size);
-    if (rc == 0)
-        rc = env_number("FLIGHTREC_START", &start, message, message_size);
-    if (rc != 0)
-        return rc;
-    config->start = start != 0;
-    const char *mode = getenv("FLIGHTREC_MODE");
-    if (mode != NULL && *mode != '\0') {
-        if (strcmp(mode, "flight") == 0) {
-            config->mode = FLIGHTREC_MODE_FLIGHT;
-        } else if (strcmp(mode, "discard") == 0) {
-            config->mode = FLIGHTREC_MODE_DISCARD;
-        } else {
-            if (message)
-                snprintf(message, message_size,
-                         "FLIGHTREC_MODE=%s: unknown mode (flight or discard)",
-                         mode);
-            return FLIGHTREC_EMODE;
-        }
-    }
+    const char *text = env_text(variable);
+    if (text == NULL)
+        return 0;
+    uint32_t value;
+    int parsed = flightrec__parse_decimal(text, &value);
+    if (parsed != 0)
+        return refuse_decimal(parsed, variable, text, message, message_size);
+    *out = value;
     return 0;
 }
 
@@ -105,8 +123,83 @@ static int check_items(uint32_t items)
 {
     if (items < 16)
         return FLIGHTREC_ETOOSMALL;
+    if (items > FLIGHTREC_MAX_ITEMS)
+        return FLIGHTREC_ETOOLARGE;
     if ((items & (items - 1)) != 0)
         return FLIGHTREC_ENOTPOW2;
+    return 0;
+}
+
+/* A ring size: decimal and in range (more than 32 bits is too large). */
+static int env_items(const char *variable, uint32_t *out, char *message,
+                     size_t message_size)
+{
+    const char *text = env_text(variable);
+    if (text == NULL)
+        return 0;
+    uint32_t value;
+    int parsed = flightrec__parse_decimal(text, &value);
+    if (parsed == -1)
+        return refuse_decimal(parsed, variable, text, message, message_size);
+    int rc = parsed == -2 ? FLIGHTREC_ETOOLARGE : check_items(value);
+    if (rc != 0) {
+        flightrec__refusal(message, message_size, variable, text,
+                           flightrec_strerror(rc));
+        return rc;
+    }
+    *out = value;
+    return 0;
+}
+
+static int env_flag(const char *variable, int *out, char *message,
+                    size_t message_size)
+{
+    const char *text = env_text(variable);
+    if (text == NULL)
+        return 0;
+    uint32_t value;
+    int parsed = flightrec__parse_decimal(text, &value);
+    if (parsed != 0)
+        return refuse_decimal(parsed, variable, text, message, message_size);
+    if (value > 1) {
+        flightrec__refusal(message, message_size, variable, text, "0 or 1");
+        return FLIGHTREC_EINVAL_CONFIG;
+    }
+    *out = (int)value;
+    return 0;
+}
+
+int flightrec_config_from_env(struct flightrec_config *config, char *message,
+                              size_t message_size)
+{
+    int rc = env_items("FLIGHTREC_ITEMS", &config->items_per_ring, message,
+                       message_size);
+    if (rc == 0)
+        rc = env_items("FLIGHTREC_SIGNAL_ITEMS",
+                       &config->signal_items_per_ring, message, message_size);
+    if (rc == 0)
+        rc = env_decimal("FLIGHTREC_RETAIN", &config->retained_rings,
+                         message, message_size);
+    if (rc == 0)
+        rc = env_flag("FLIGHTREC_START", &config->start, message,
+                      message_size);
+    if (rc == 0)
+        rc = env_flag("FLIGHTREC_PREFAULT", &config->prefault, message,
+                      message_size);
+    if (rc != 0)
+        return rc;
+    const char *mode = getenv("FLIGHTREC_MODE");
+    if (mode != NULL && *mode != '\0') {
+        if (strcmp(mode, "flight") == 0) {
+            config->mode = FLIGHTREC_MODE_FLIGHT;
+        } else if (strcmp(mode, "discard") == 0) {
+            config->mode = FLIGHTREC_MODE_DISCARD;
+        } else {
+            flightrec__refusal(message, message_size, "FLIGHTREC_MODE", mode,
+                    "unknown mode (flight or discard)");
+            return FLIGHTREC_EMODE;
+        }
+    }
     return 0;
 }
 
@@ -116,33 +209,42 @@ static int rings_exist(void)
 }
 
 int flightrec__settle(const struct flightrec_config *config,
-                      struct flightrec_settings *out)
+                      struct flightrec_settings *out,
+                      enum flightrec_config_field *field)
 {
+    enum flightrec_config_field refused = FLIGHTREC_FIELD_ITEMS;
     int rc = check_items(config->items_per_ring);
-    if (rc != 0)
-        return rc;
     uint32_t signal_items = config->signal_items_per_ring;
     if (signal_items == 0)
         signal_items = config->items_per_ring / 16 < 16
                            ? 16
                            : config->items_per_ring / 16;
-    rc = check_items(signal_items);
-    if (rc != 0)
+    if (rc == 0) {
+        refused = FLIGHTREC_FIELD_SIGNAL_ITEMS;
+        rc = check_items(signal_items);
+    }
+    if (rc == 0 && config->mode != FLIGHTREC_MODE_FLIGHT &&
+        config->mode != FLIGHTREC_MODE_DISCARD) {
+        refused = FLIGHTREC_FIELD_MODE;
+        rc = FLIGHTREC_EMODE;
+    }
+    if (rc != 0) {
+        if (field != NULL)
+            *field = refused;
         return rc;
-    if (config->mode != FLIGHTREC_MODE_FLIGHT &&
-        config->mode != FLIGHTREC_MODE_DISCARD)
-        return FLIGHTREC_EMODE;
+    }
     out->items = config->items_per_ring;
     out->signal_items = signal_items;
     out->mode = config->mode;
     out->retained = config->retained_rings;
+    out->prefault = config->prefault != 0;
     return 0;
 }
 
 int flightrec_setup(const struct flightrec_config *config)
 {
     struct flightrec_settings next;
-    int rc = flightrec__settle(config, &next);
+    int rc = flightrec__settle(config, &next, NULL);
     if (rc != 0)
         return rc;
     flightrec__ensure_init();
@@ -169,4 +271,5 @@ void flightrec_get_config(struct flightrec_config *config)
     config->mode = settings.mode;
     config->retained_rings = settings.retained;
     config->start = flightrec_is_running();
+    config->prefault = settings.prefault;
 }

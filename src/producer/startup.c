@@ -3,12 +3,13 @@
  * Lazy start-up on first use (the environment, unless flightrec_setup()
  * came first; the time base; the thread-exit hook) and the fork handler.
  */
-#include "runtime.h"
+#include "ring.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Start-up state: 0 not begun, 1 under way, 2 done.  Not pthread_once: a
@@ -36,17 +37,31 @@ static void init_once_fn(void)
     char message[160];
     flightrec_config_init(&config);
     int rc = flightrec_config_from_env(&config, message, sizeof(message));
-    if (rc == 0) {
-        rc = flightrec__settle(&config, &next);
-        if (rc != 0)
-            snprintf(message, sizeof(message), "FLIGHTREC_ITEMS=%u: %s",
-                     (unsigned)config.items_per_ring, flightrec_strerror(rc));
+    enum flightrec_config_field field;
+    if (rc == 0 && (rc = flightrec__settle(&config, &next, &field)) != 0) {
+        /* Not reached while each variable is checked as it is read;
+         * should a combination ever be refused, name its field. */
+        snprintf(message, sizeof(message), "%s: %s",
+                 field == FLIGHTREC_FIELD_ITEMS
+                     ? "FLIGHTREC_ITEMS"
+                     : field == FLIGHTREC_FIELD_SIGNAL_ITEMS
+                           ? "FLIGHTREC_SIGNAL_ITEMS"
+                           : "FLIGHTREC_MODE",
+                 flightrec_strerror(rc));
     }
     const char *events = getenv("FLIGHTREC_EVENTS");
-    if (rc == 0 && events != NULL && flightrec__filter_parse(events) != 0) {
-        snprintf(message, sizeof(message),
-                 "FLIGHTREC_EVENTS=%.100s: invalid filter", events);
-        rc = FLIGHTREC_EINVAL_CONFIG;
+    size_t bad;
+    if (rc == 0 && events != NULL &&
+        (rc = flightrec__filter_parse(events, 1, &bad)) != 0) {
+        char why[64];
+        if (strlen(events) >= FLIGHTREC_REMEMBERED_SPEC_BYTES)
+            snprintf(why, sizeof(why), "longer than %d bytes",
+                     FLIGHTREC_REMEMBERED_SPEC_BYTES - 1);
+        else
+            snprintf(why, sizeof(why), "bad filter term at byte %zu",
+                     bad + 1);
+        flightrec__refusal(message, sizeof(message), "FLIGHTREC_EVENTS",
+                           events, why);
     }
     if (rc != 0) {
         /* Nobody to return the error to: say it once and stay off rather

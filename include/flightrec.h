@@ -19,8 +19,10 @@
  * of docs/format.md, which `flightrec print` and the decoder library read.
  *
  * Recording needs no set-up: the first event configures from the
- * environment (FLIGHTREC_ITEMS, FLIGHTREC_MODE, FLIGHTREC_EVENTS,
- * FLIGHTREC_RETAIN, see flightrec_config_from_env()) and starts.
+ * environment (FLIGHTREC_ITEMS, FLIGHTREC_SIGNAL_ITEMS, FLIGHTREC_MODE,
+ * FLIGHTREC_EVENTS, FLIGHTREC_RETAIN, FLIGHTREC_START, FLIGHTREC_PREFAULT,
+ * see flightrec_config_from_env() and flightrec_filter_parse()) and
+ * starts.
  *
  * Life cycle (Linux trace channel semantics): flightrec_setup() configures,
  * flightrec_start() / flightrec_stop() switch recording on and off at once
@@ -60,18 +62,30 @@ FLIGHTREC_API void flightrec_produce_n(const struct flightrec_item_in *items,
 
 /*=====   Configuration   =====*/
 
+/**
+ * The largest ring, in items: 2^24 on 64-bit hosts (256 MiB of 16-byte
+ * items), 2^22 on 32-bit hosts (32 MiB of 8-byte items, an eighth of a
+ * 32-bit address space's usual free room).  Larger sizes are refused with
+ * FLIGHTREC_ETOOLARGE rather than failing at each thread's first event.
+ */
+#if UINTPTR_MAX > 0xffffffffu
+#define FLIGHTREC_MAX_ITEMS (1u << 24)
+#else
+#define FLIGHTREC_MAX_ITEMS (1u << 22)
+#endif
+
 enum flightrec_mode {
     FLIGHTREC_MODE_FLIGHT = 0,   /**< overwrite the oldest items */
     FLIGHTREC_MODE_DISCARD = 1   /**< drop new items while full */
 };
 
 struct flightrec_config {
-    /** Items per thread ring: a power of two, at least 16.
+    /** Items per thread ring: a power of two, 16..FLIGHTREC_MAX_ITEMS.
      * Default 65536 (1 MiB per thread on 64-bit). */
     uint32_t items_per_ring;
     /** Items of each thread's signal ring (records made by a signal handler
-     * that interrupted a record): power of two >= 16; default
-     * items_per_ring / 16, at least 16. */
+     * that interrupted a record): power of two, 16..FLIGHTREC_MAX_ITEMS;
+     * 0 (default): items_per_ring / 16, at least 16. */
     uint32_t signal_items_per_ring;
     /** enum flightrec_mode. */
     int mode;
@@ -81,20 +95,31 @@ struct flightrec_config {
     uint32_t retained_rings;
     /** Start recording when set up (default 1). */
     int start;
+    /** Touch every page of a thread's rings when they are made (default 0):
+     * the memory is committed at once (1 MiB per thread at the default
+     * sizes) and the first events no longer pay page faults. */
+    int prefault;
 };
 
 /** @brief Fills @a config with the defaults. */
 FLIGHTREC_API void flightrec_config_init(struct flightrec_config *config);
 
 /**
- * @brief Applies the environment to @a config:
- * FLIGHTREC_ITEMS=<n>, FLIGHTREC_SIGNAL_ITEMS=<n>,
- * FLIGHTREC_MODE=flight|discard, FLIGHTREC_RETAIN=<n>,
- * FLIGHTREC_START=0|1.
+ * @brief Applies the environment to @a config, checking each value:
+ * FLIGHTREC_ITEMS=<n>, FLIGHTREC_SIGNAL_ITEMS=<n> (powers of two,
+ * 16..FLIGHTREC_MAX_ITEMS), FLIGHTREC_MODE=flight|discard,
+ * FLIGHTREC_RETAIN=<n>, FLIGHTREC_START=0|1, FLIGHTREC_PREFAULT=0|1.
+ * Numbers are decimal digits only ("010" is ten; "0x10", "+5", " 5" are
+ * refused).  Unset or empty variables leave their field alone.
  * @retval 0 success
- * @retval FLIGHTREC_EINVAL_CONFIG a value is not a number
+ * @retval FLIGHTREC_EINVAL_CONFIG a value is not a decimal number, or out
+ *         of range (START and PREFAULT: 0 or 1)
+ * @retval FLIGHTREC_ENOTPOW2, FLIGHTREC_ETOOSMALL, FLIGHTREC_ETOOLARGE
+ *         an item count is not a power of two, below 16, above
+ *         FLIGHTREC_MAX_ITEMS
  * @retval FLIGHTREC_EMODE unknown mode
- * On error, @a message (if not NULL) receives a line naming the variable.
+ * On error, @a message (if not NULL) receives a line naming the variable
+ * and its value, e.g. "FLIGHTREC_SIGNAL_ITEMS=3: item count is below 16".
  */
 FLIGHTREC_API int flightrec_config_from_env(struct flightrec_config *config,
                                             char *message,
@@ -107,6 +132,7 @@ FLIGHTREC_API int flightrec_config_from_env(struct flightrec_config *config,
  * @retval 0 success
  * @retval FLIGHTREC_ENOTPOW2 an item count is not a power of two
  * @retval FLIGHTREC_ETOOSMALL an item count is below 16
+ * @retval FLIGHTREC_ETOOLARGE an item count is above FLIGHTREC_MAX_ITEMS
  * @retval FLIGHTREC_EMODE unknown mode
  * @retval FLIGHTREC_EBUSY_CONFIG rings exist with another size or mode
  */
@@ -151,10 +177,21 @@ FLIGHTREC_API void flightrec_filter_set_range(uint32_t first, uint32_t last,
 FLIGHTREC_API int flightrec_filter_get(uint32_t event);
 
 /**
- * @brief Parses a filter specification and applies it: a comma-separated
- * list of ids, ranges (a-b), "all", "user", "system", each optionally
- * prefixed with '-' to exclude: "all,-300-320".
- * @retval FLIGHTREC_EINVAL_CONFIG syntax error (nothing is changed)
+ * @brief Parses a filter specification and applies it, term by term in
+ * order: a comma-separated list of
+ * - "all", "user" (512..1023), "system" (0..511);
+ * - decimal ids and ranges "300-320";
+ * - event names and globs ('*' any run, '?' one character), matched without
+ *   regard to case against the system names of events.h ("MUTEX_UNLOCK",
+ *   "THREAD_*"), "USER_<n>" for user event n, and the names given with
+ *   flightrec_event_set_name() so far;
+ *
+ * each optionally prefixed with '-' to exclude or '+' to include (the
+ * default): "all,-MUTEX_*", "-user,+request".  FLIGHTREC_EVENTS takes the
+ * same specification; its names and globs also apply to events the program
+ * names later (the environment is read before the program names them).
+ * @retval FLIGHTREC_EINVAL_CONFIG a term is malformed or a name or glob
+ *         matches no event (nothing is changed)
  */
 FLIGHTREC_API int flightrec_filter_parse(const char *spec);
 
@@ -162,7 +199,9 @@ FLIGHTREC_API int flightrec_filter_parse(const char *spec);
 
 /**
  * @brief Names a user event (512..1023, or any id); the name travels in the
- * stream and tools print it.  Up to 63 bytes are kept.
+ * stream and tools print it.  Up to 63 bytes are kept.  If FLIGHTREC_EVENTS
+ * has a name or glob matching the new name, the filter of @a event follows
+ * the last term of FLIGHTREC_EVENTS covering it.
  * @retval FLIGHTREC_EINVAL_CONFIG @a event out of range or name empty
  */
 FLIGHTREC_API int flightrec_event_set_name(uint32_t event, const char *name);

@@ -3,13 +3,17 @@
 # alone; the next consumers of them read regions from other processes.
 flightrec_library(NAME flightrec SOURCES
   common/errors.c
-  producer/config.c
+  producer/control.c
   producer/dump.c
+  producer/event-names.c
+  producer/filter.c
   producer/port-linux.c
   producer/produce.c
   producer/produce-calls.c
   producer/region.c
   producer/registry.c
+  producer/settings.c
+  producer/startup.c
   producer/timebase.c
   region/region-check.c
   region/ring-reader.c

@@ -451,7 +451,7 @@ TEST(config_from_environment)
     setenv("FLIGHTREC_ITEMS", "12abc", 1);
     CHECK_EQ_I(flightrec_config_from_env(&config, message, sizeof(message)),
                FLIGHTREC_EINVAL_CONFIG);
-    CHECK_EQ_S(message, "FLIGHTREC_ITEMS=12abc: not a number");
+    CHECK_EQ_S(message, "FLIGHTREC_ITEMS=12abc: not a decimal number");
 }
 
 TEST(invalid_environment_keeps_recording_off)

@@ -75,7 +75,21 @@ struct flightrec_region_header {
     /** Events recorded where no ring could be had (memory exhausted, or a
      * signal after the thread's exit): counted, never silently lost. */
     _Atomic uint64_t lost_without_ring;
-    uint8_t reserved[16];
+    uint64_t process_offset;        /**< struct flightrec_region_process */
+    uint8_t reserved[8];
+};
+
+/** Bytes of the command line a region keeps (NUL-separated arguments). */
+#define FLIGHTREC_REGION_CMDLINE 232u
+
+/** Who wrote the region: for listing sessions and telling a live process
+ * from a dead one whose pid was reused. */
+struct flightrec_region_process {
+    int32_t pid;
+    uint32_t uid;
+    uint64_t start_time;            /**< /proc/PID/stat field 22 (ticks) */
+    char program[16];               /**< the program's name, NUL-padded */
+    char cmdline[FLIGHTREC_REGION_CMDLINE]; /**< arguments, NUL-separated */
 };
 
 /** Control words: what `flightrec ctl` and the API change.  The hot path
@@ -87,7 +101,13 @@ struct flightrec_region_control {
     uint32_t items;                 /**< items per thread ring */
     uint32_t signal_items;          /**< items per signal ring */
     uint32_t retained;              /**< retained rings of exited threads */
-    uint32_t reserved[10];
+    /** The consumer that drains the rings from outside, if any: one at a
+     * time (claimed with a compare-and-swap on consumer_pid; a dead
+     * consumer's claim, told by its start time, may be taken over). */
+    _Atomic int32_t consumer_pid;
+    uint32_t reserved0;
+    _Atomic uint64_t consumer_start_time;
+    uint32_t reserved[6];
     /** The filter the program asked for: bit set = recorded. */
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
 };

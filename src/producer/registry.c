@@ -103,6 +103,14 @@ static size_t ring_bytes(uintptr_t capacity)
            align_up(capacity * sizeof(struct flightrec_region_item));
 }
 
+/* Pairs take whole pages, so that a session file can back each as it
+ * comes. */
+static size_t pair_bytes(size_t bytes)
+{
+    size_t page = flightrec__port_page_size();
+    return (bytes + page - 1) / page * page;
+}
+
 static void ring_init(ring_t *ring, uintptr_t capacity, uint32_t context,
                       int mode)
 {
@@ -132,9 +140,11 @@ static ring_t *pair_create(const struct flightrec_settings *s)
 {
     struct flightrec_region_header *h = region_header();
     size_t main_bytes = ring_bytes(s->items);
-    size_t total = main_bytes + ring_bytes(s->signal_items);
+    size_t total = pair_bytes(main_bytes + ring_bytes(s->signal_items));
     uint64_t used = atomic_load_explicit(&h->used, memory_order_relaxed);
-    if (total > h->region_size || used > h->region_size - total)
+    if (total > h->region_size || used > h->region_size - total ||
+        flightrec__port_region_grow(flightrec__region_base, (size_t)used,
+                                    (size_t)(used + total)) != 0)
         return NULL;
     ring_t *main_ring = ring_at(used);
     ring_t *signal_ring = ring_at(used + main_bytes);
@@ -505,12 +515,53 @@ static void lists_rebuild(ring_t *keep, int discard_pages)
     }
 }
 
+/* A shared region is the parent's: the child gets a private snapshot taken
+ * just before the fork, holding what it needs (the fixed blocks, every ring
+ * descriptor, and the forking thread's own pair with the record it may be
+ * in the middle of); other rings' items are not copied, they become free. */
+static void *fork_snapshot;
+static size_t fork_snapshot_size;
+
+void flightrec__registry_before_fork(void)
+{
+    fork_snapshot = NULL;
+    if (flightrec__region_base == NULL || !flightrec__port_region_is_shared())
+        return;
+    struct flightrec_region_header *h = region_header();
+    size_t used = (size_t)atomic_load_explicit(&h->used, memory_order_acquire);
+    unsigned char *copy = flightrec__port_region_snapshot_begin(used);
+    if (copy == NULL)
+        return;
+    memcpy(copy, flightrec__region_base, (size_t)h->rings_offset);
+    ring_t *mine = flightrec__self_ring();
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
+        size_t at = (size_t)ring_offset(ring);
+        int own = mine != NULL && (ring == mine || ring == ring_partner(mine));
+        memcpy(copy + at, ring, own ? (size_t)ring->bytes : sizeof(ring_t));
+    }
+    fork_snapshot = copy;
+    fork_snapshot_size = used;
+}
+
+void flightrec__registry_after_fork_parent(void)
+{
+    if (fork_snapshot != NULL)
+        flightrec__port_region_snapshot_drop(fork_snapshot, fork_snapshot_size);
+    fork_snapshot = NULL;
+}
+
 void flightrec__registry_reset_after_fork(void)
 {
     atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
     registry_held = 0;
     if (flightrec__region_base == NULL)
         return;
+    if (fork_snapshot != NULL) {
+        flightrec__port_region_snapshot_install(flightrec__region_base,
+                                                fork_snapshot,
+                                                fork_snapshot_size);
+        fork_snapshot = NULL;
+    }
     region_header()->process_id = flightrec__port_process_id();
     ring_t *mine = flightrec__self_ring();
     lists_rebuild(mine, 0);

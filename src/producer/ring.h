@@ -29,6 +29,12 @@ _Static_assert(sizeof(struct flightrec_region_control) == 192,
                "control block is 192 bytes");
 _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
+_Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,
+               "control block: consumer at 24");
+_Static_assert(offsetof(struct flightrec_region_header, process_offset) == 112,
+               "region header: process_offset at 112");
+_Static_assert(sizeof(struct flightrec_region_process) == 264,
+               "process block is 264 bytes");
 _Static_assert(offsetof(struct flightrec_region_ring, head) == 0,
                "ring: head first (the hot path's ring head)");
 _Static_assert(offsetof(struct flightrec_region_ring, tail) == 64,

@@ -119,6 +119,9 @@ uint32_t flightrec__registry_count(void);
 int flightrec__attach(void);
 void flightrec__registry_init(void);
 void flightrec__registry_reset_after_fork(void);
+/* fork() hooks: a shared region's snapshot for the child (registry.c). */
+void flightrec__registry_before_fork(void);
+void flightrec__registry_after_fork_parent(void);
 /* Frees (gives back the pages of) exited threads' rings and empties the
  * others; under the drain lock. */
 void flightrec__registry_cleanup(void);

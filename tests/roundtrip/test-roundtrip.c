@@ -343,7 +343,7 @@ TEST(failed_write_leaves_no_partial_item)
             flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
         }
         if (flightrec_drain(fd) != 0)
-            _exit(2);
+            exit(2);
         struct rlimit limit;
         getrlimit(RLIMIT_FSIZE, &limit);
         struct rlimit small = limit;
@@ -355,13 +355,13 @@ TEST(failed_write_leaves_no_partial_item)
             flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
         }
         if (flightrec_drain(fd) != -EFBIG)
-            _exit(3);
+            exit(3);
         setrlimit(RLIMIT_FSIZE, &limit); /* space again */
         for (int i = 1100; i < 1200; i++) {
             test_now += 2;
             flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
         }
-        _exit(flightrec_drain(fd) == 0 ? 0 : 4);
+        exit(flightrec_drain(fd) == 0 ? 0 : 4);
     }
     int status;
     CHECK_EQ_I(waitpid(child, &status, 0), child);

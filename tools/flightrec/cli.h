@@ -42,9 +42,7 @@
 
 int cmd_print(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
-#ifdef FLIGHTREC_HAVE_CONVERT
 int cmd_convert(int argc, char **argv);
-#endif
 
 /*=====   Messages   =====*/
 

@@ -303,20 +303,22 @@ int cli_event_filter_add(struct cli_event_filter *f, const char *arg)
     return 0;
 }
 
-int cli_event_filter_match(struct cli_event_filter *f, uint32_t id,
-                           const char *name, uint64_t names_changes)
+int cli_event_filter_match(struct cli_event_filter *f,
+                           const flightrec_client *client, uint32_t id)
 {
+    uint64_t names_changes = flightrec_client_event_names_changes(client);
+
     id &= FLIGHTREC_EVENT_MASK;
     if (f->seen[id].names_changes == names_changes + 1)
         return f->seen[id].decision;
+    const char *name = flightrec_client_event_name(client, id);
     /* Every term is tried (not only up to the first match) so that each
      * knows whether it matched something. */
     unsigned char match = 0;
     for (size_t i = 0; i < f->count; i++) {
         struct cli_pattern *t = &f->terms[i];
         if (t->number >= 0 ? (uint32_t)t->number == id
-                           : name != NULL &&
-                                 flightrec__name_match(t->text, name)) {
+                           : flightrec__name_match(t->text, name)) {
             t->matched = 1;
             match = 1;
         }

@@ -140,7 +140,7 @@ struct cli_filter_slot {
     char name[64];
 };
 
-#define CLI_THREAD_SLOTS 64
+#define CLI_THREAD_SLOTS 1024
 /** Thread names kept as suggestions for a --thread that matched nothing. */
 #define CLI_THREAD_SEEN_MAX 1024
 
@@ -166,10 +166,10 @@ void cli_event_filter_init(struct cli_event_filter *f);
 /** Adds the comma-separated terms of @a arg.  Returns 0 or -1 (empty term,
  * id out of range, out of memory). */
 int cli_event_filter_add(struct cli_event_filter *f, const char *arg);
-/** Whether event @a id, named @a name in the stream, is selected;
- * @a names_changes is flightrec_client_event_names_changes(). */
-int cli_event_filter_match(struct cli_event_filter *f, uint32_t id,
-                           const char *name, uint64_t names_changes);
+/** Whether event @a id of the stream decoded by @a client is selected (by
+ * its id or its current name). */
+int cli_event_filter_match(struct cli_event_filter *f,
+                           const flightrec_client *client, uint32_t id);
 /** Warns (CLI_WARN) about each term that matched no record, suggesting
  * the nearest name among the events of the stream. */
 void cli_event_filter_report(const struct cli_event_filter *f,

@@ -509,10 +509,7 @@ static int on_record(const struct flightrec_record *r, void *arg)
      * matching nothing. */
     int selected = 1;
     if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
-        !cli_event_filter_match(
-            &p->events, r->event,
-            flightrec_client_event_name(p->client, r->event),
-            flightrec_client_event_names_changes(p->client)))
+        !cli_event_filter_match(&p->events, p->client, r->event))
         selected = 0;
     if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
         selected = 0;

@@ -21,8 +21,14 @@
  *  4. Document it in docs/flightrec.1.md (the SYNOPSIS line must equal the
  *     usage line after "usage: "; tests/cli checks this) and in the roff
  *     page docs/flightrec.1.
- *  5. Add cases to tests/cli/test-cli.c (exact stdout, stderr, exit status)
- *     and register them in tests/cli/CMakeLists.txt.
+ *  5. Add cases to tests/cli/test-cli.c: rows of a struct cli_case table
+ *     (arguments, exact stdout, stderr, exit status) in a TEST(name); each
+ *     TEST is found and registered with ctest by itself.
+ *
+ * Names from the stream (threads, events, RTEMS info strings, decoder
+ * messages quoting them) never reach a terminal raw: text output and
+ * messages pass them through cli_fmt_escaped() / cli_escape(), JSON through
+ * cli_fmt_json().
  *
  * Messages: data goes to stdout, diagnostics to stderr as
  * "flightrec CMD: what went wrong", lowercase, no final period, subjects

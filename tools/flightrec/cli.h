@@ -203,13 +203,6 @@ int cli_thread_filter_match(struct cli_thread_filter *f,
 void cli_thread_filter_report(const struct cli_thread_filter *f);
 void cli_thread_filter_free(struct cli_thread_filter *f);
 
-/** a + b, or UINT64_MAX when the sum does not fit (counters and times
- * saturate instead of wrapping). */
-static inline uint64_t cli_sat_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /*=====   Output   =====*/
 
 /** A large output buffer written with write(2) in big blocks. */

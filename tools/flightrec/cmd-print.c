@@ -142,11 +142,11 @@ static inline char *put_text(char *q, const char *text, size_t len)
 /* Wall-clock nanoseconds of a record, saturated (and counted) past 2^64. */
 static inline uint64_t wall_ns(struct print_ctx *p, uint64_t time_ns)
 {
-    uint64_t t = cli_sat_add(p->realtime0, time_ns);
-
-    if (FLIGHTREC_UNLIKELY(t == UINT64_MAX))
+    if (FLIGHTREC_UNLIKELY(p->realtime0 > UINT64_MAX - time_ns)) {
         p->wall_saturated++;
-    return t;
+        return UINT64_MAX;
+    }
+    return p->realtime0 + time_ns;
 }
 
 /* cli_fmt_seconds() with the whole seconds from the cache. */

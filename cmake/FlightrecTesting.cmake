@@ -44,4 +44,9 @@ function(flightrec_test)
     set_tests_properties(${T_NAME}.${c} PROPERTIES TIMEOUT ${T_TIMEOUT}
                          LABELS "${T_LABELS}")
   endforeach()
+  # The program registers exactly the cases found here (none is missed by
+  # the scan, e.g. an indented TEST).
+  add_test(NAME ${T_NAME}.case-list COMMAND ${T_NAME} --expect ${found})
+  set_tests_properties(${T_NAME}.case-list PROPERTIES TIMEOUT 30
+                       LABELS "${T_LABELS}")
 endfunction()

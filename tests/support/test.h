@@ -13,7 +13,8 @@
  * write TEST(name) at the start of a line and not inside #if.
  *
  * `test-foo wrap` runs one case; `test-foo` runs them all in source order;
- * `test-foo --list` prints their names.  TEST_MAIN() ignores arguments
+ * `test-foo --list` prints their names; `test-foo --expect a b` checks that
+ * the cases are exactly a and b (ctest runs it as test-foo.case-list).  TEST_MAIN() ignores arguments
  * (older files list TEST_ENTRY()s there).
  */
 #ifndef FLIGHTREC_TEST_H
@@ -136,6 +137,26 @@ static inline int test_main_(int argc, char **argv)
         for (size_t i = 0; i < r->count; i++)
             printf("%s\n", r->cases[i].name);
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--expect") == 0) {
+        /* The build's scan of the sources found exactly these cases: a
+         * TEST the scan missed would never run under ctest. */
+        int bad = (size_t)(argc - 2) != r->count;
+        for (size_t i = 0; i < r->count; i++) {
+            int found = 0;
+            for (int a = 2; a < argc; a++)
+                found |= strcmp(argv[a], r->cases[i].name) == 0;
+            if (!found) {
+                fprintf(stderr, "case '%s' (line %d) is not registered with "
+                        "ctest: write TEST(name) at the start of a line\n",
+                        r->cases[i].name, r->cases[i].line);
+                bad = 1;
+            }
+        }
+        if (bad)
+            fprintf(stderr, "%zu cases registered, %d expected\n", r->count,
+                    argc - 2);
+        return bad;
     }
     for (size_t i = 0; i < r->count; i++) {
         if (argc > 1 && strcmp(argv[1], r->cases[i].name) != 0)

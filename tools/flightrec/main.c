@@ -25,9 +25,7 @@ static int cmd_help(int argc, char **argv);
 
 /* Sorted by name. */
 static const struct flightrec_cmd cmds[] = {
-#ifdef FLIGHTREC_HAVE_CONVERT
     { "convert", cmd_convert, "convert a stream to CTF, Perfetto, ftrace or JSON" },
-#endif
     { "help", cmd_help, "show help for flightrec or a command" },
     { "print", cmd_print, "print the records of a stream as text or CSV" },
     { "stats", cmd_stats, "summarize a stream: events, threads, losses" },

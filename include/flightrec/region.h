@@ -40,6 +40,10 @@
 /** The layout described here.  A reader refuses any other version. */
 #define FLIGHTREC_REGION_LAYOUT_VERSION 1u
 
+/** Ring and control modes (the values of enum flightrec_mode). */
+#define FLIGHTREC_REGION_MODE_FLIGHT 0u
+#define FLIGHTREC_REGION_MODE_DISCARD 1u
+
 #define FLIGHTREC_REGION_LITTLE_ENDIAN 1u
 #define FLIGHTREC_REGION_BIG_ENDIAN 2u
 
@@ -101,12 +105,13 @@ struct flightrec_region_control {
     uint32_t items;                 /**< items per thread ring */
     uint32_t signal_items;          /**< items per signal ring */
     uint32_t retained;              /**< retained rings of exited threads */
-    /** The consumer that drains the rings from outside, if any: one at a
-     * time (claimed with a compare-and-swap on consumer_pid; a dead
-     * consumer's claim, told by its start time, may be taken over). */
+    /** The consumer that drains the rings, if any: one at a time.  The
+     * claim is consumer_claim, pid << 42 | start time (42 bits), taken with
+     * a compare-and-swap; a dead consumer's claim (its pid gone or reused)
+     * may be taken over.  consumer_pid repeats the pid for display. */
     _Atomic int32_t consumer_pid;
     uint32_t reserved0;
-    _Atomic uint64_t consumer_start_time;
+    _Atomic uint64_t consumer_claim;
     uint32_t reserved[6];
     /** The filter the program asked for: bit set = recorded. */
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];

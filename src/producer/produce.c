@@ -210,6 +210,9 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
+    if (!atomic_load_explicit(&flightrec__frequency_published,
+                              memory_order_relaxed))
+        flightrec__timebase_publish_if_ready();
     note_recorder_items(self_private.ring[which], head, n);
     if (n == 4) {
         put_pair(w, head, self_private.sync[which].time);

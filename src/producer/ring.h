@@ -53,6 +53,10 @@ _Static_assert(offsetof(struct flightrec_item, data) ==
 _Static_assert(sizeof(struct flightrec__ring_head) == sizeof(uintptr_t),
                "the hot path's ring head is the region ring's head word");
 
+_Static_assert(FLIGHTREC_REGION_MODE_DISCARD == FLIGHTREC_MODE_DISCARD &&
+                   FLIGHTREC_REGION_MODE_FLIGHT == FLIGHTREC_MODE_FLIGHT,
+               "region modes are enum flightrec_mode");
+
 typedef struct flightrec_region_ring ring_t;
 
 /* Ring positions are free-running and wrap (after 2^32 items on 32-bit

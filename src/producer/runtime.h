@@ -104,6 +104,11 @@ struct flightrec_timebase {
 };
 const struct flightrec_timebase *flightrec__timebase(void);
 void flightrec__timebase_init(void);
+/* Puts the counter frequency into the region as soon as it is known
+ * without waiting, for readers outside the process (a slow path calls it
+ * until flightrec__frequency_published). */
+void flightrec__timebase_publish_if_ready(void);
+extern _Atomic int flightrec__frequency_published;
 
 /* The region (region.c): created at start-up. */
 int flightrec__region_create(const struct flightrec_settings *settings);

@@ -35,3 +35,42 @@ int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
 uint64_t fr_process_start_time(int32_t pid);
 
 #endif
+
+/* An open session file, mapped. */
+struct fr_session {
+    char path[512];
+    int fd;
+    unsigned char *base;
+    size_t size;
+    int writable;
+};
+
+/* Opens the session file @path (without following a symbolic link; it must
+ * be a regular file of this user) and maps it, read-only or, with
+ * @writable, for a consumer or a control change; the region is checked
+ * (region-check.h).  0, or -1 with a message. */
+int fr_session_open(struct fr_session *s, const char *path, int writable,
+                    char *message, size_t message_size);
+/* Maps again if the file grew (new rings); 0 or -1 with a message. */
+int fr_session_remap(struct fr_session *s, char *message,
+                     size_t message_size);
+void fr_session_close(struct fr_session *s);
+
+/* The session file of process @pid in the session directory: the one whose
+ * process is alive with that pid, else the newest.  0 or -1 with a message.
+ * @arg may also be a path (it contains a '/' or ends in ".region"). */
+int fr_session_locate(const char *arg, char *path, size_t size,
+                      char *message, size_t message_size);
+
+/* Whether the process that wrote @region (pid and start time) is alive:
+ * a pid reused by another process counts as dead. */
+int fr_session_alive(const unsigned char *region);
+
+struct flightrec_region_control;
+/* Claims the region's one consumer slot for process @pid (start time
+ * @start): 0, or -1 with the live holder's pid in *holder.  The claim of a
+ * consumer that died is taken over, so none goes stale. */
+int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
+                      uint64_t start, int32_t *holder);
+void fr_consumer_release(struct flightrec_region_control *control,
+                         int32_t pid);

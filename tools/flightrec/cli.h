@@ -47,6 +47,10 @@
 /*=====   Subcommands   =====*/
 
 int cmd_print(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 

@@ -138,6 +138,15 @@ struct flightrec_region_owner {
     _Atomic uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
 };
 
+/** What an owner has written of its own (uptime pairs): with it a reader
+ * turns ring positions into the program's events. */
+struct flightrec_region_recorder {
+    _Atomic uintptr_t total;        /**< recorder items since owner start */
+    _Atomic uintptr_t last_at;      /**< where the latest group starts */
+    _Atomic uint32_t last_count;    /**< items in that group */
+    uint32_t pad;
+};
+
 /** One ring.  Its items follow at items_offset. */
 struct flightrec_region_ring {
     /* The owner's line: the hot path touches only head. */
@@ -145,22 +154,23 @@ struct flightrec_region_ring {
     _Atomic uintptr_t dropped;      /**< discard-mode drops (owner) */
     _Atomic uintptr_t nested_dropped; /**< records lost to deep nesting or
                                            while attaching (atomic add) */
-    /** Recorder items (uptime pairs) written by this owner, and where and
-     * how many the latest group was, under sync_seq (odd while changing):
-     * with them a reader turns positions into the program's events. */
-    _Atomic uintptr_t recorder_items;
-    _Atomic uintptr_t recorder_last_at;
-    _Atomic uint32_t recorder_last_count;
+    /** recorder[sync_seq & 1] is current.  The owner fills the other slot
+     * and then steps sync_seq: a reader interrupted or overtaken always
+     * finds one whole slot (and retries if sync_seq moved). */
     _Atomic uint32_t sync_seq;
-    uint8_t pad0[FLIGHTREC_REGION_ALIGN - 5 * sizeof(uintptr_t) - 8];
+    uint32_t pad0;
+    uint8_t pad1[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
+    struct flightrec_region_recorder recorder[2];
+    uint8_t pad2[FLIGHTREC_REGION_ALIGN -
+                 2 * sizeof(struct flightrec_region_recorder)];
 
     /* The reader's line. */
     _Atomic uintptr_t tail;         /**< next position the reader reads */
-    uintptr_t reader_events;        /**< owner's events before tail */
-    uintptr_t reader_dropped;       /**< drops already reported */
-    uint32_t reader_generation;     /**< owner_generation last read */
-    uint32_t reader_flags;
-    uint8_t pad1[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
+    _Atomic uintptr_t reader_events;  /**< owner's events before tail */
+    _Atomic uintptr_t reader_dropped; /**< drops already reported */
+    _Atomic uint32_t reader_generation; /**< owner_generation last read */
+    _Atomic uint32_t reader_flags;
+    uint8_t pad3[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
 
     /* Identity, changed by attach and retire. */
     _Atomic uint32_t generation;    /**< odd while the identity changes */

@@ -70,6 +70,10 @@ static int lock(void)
 {
     if (registry_held)
         return -1;
+    /* Marked before it is taken and until after it is released: a handler
+     * of this thread never spins on a lock its own thread holds. */
+    registry_held = 1;
+    atomic_signal_fence(memory_order_seq_cst);
     int expected = 0;
     while (!atomic_compare_exchange_weak_explicit(
         &registry_lock, &expected, 1, memory_order_acquire,
@@ -77,16 +81,14 @@ static int lock(void)
         expected = 0;
         flightrec__port_yield();
     }
-    registry_held = 1;
-    atomic_signal_fence(memory_order_seq_cst);
     return 0;
 }
 
 static void unlock(void)
 {
+    atomic_store_explicit(&registry_lock, 0, memory_order_release);
     atomic_signal_fence(memory_order_seq_cst);
     registry_held = 0;
-    atomic_store_explicit(&registry_lock, 0, memory_order_release);
 }
 
 /*=====   Pairs in the region   =====*/
@@ -239,10 +241,12 @@ static int ring_fully_read(const ring_t *ring)
                                              memory_order_relaxed);
     if (head == start && owner_dropped(ring) == 0 && previous == 0)
         return 1; /* nothing to report, ever */
-    if (ring->reader_generation != generation)
+    if (atomic_load_explicit(&ring->reader_generation, memory_order_acquire) !=
+        generation)
         return 0;
     return atomic_load_explicit(&ring->tail, memory_order_acquire) == head &&
-           ring->reader_dropped == owner_dropped(ring);
+           atomic_load_explicit(&ring->reader_dropped, memory_order_relaxed) ==
+               owner_dropped(ring);
 }
 
 static int pair_fully_read(const ring_t *ring)
@@ -300,10 +304,42 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
     uint32_t generation = identity_begin(ring);
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (keep_previous) {
+        /* The snapshot kept from the owner before the outgoing one is
+         * about to go: if a reader follows this ring and has not reported
+         * it yet, its losses are counted as lost without an owner to name
+         * (a ring reused twice between two drains). */
+        uint32_t older = atomic_load_explicit(&ring->previous_generation,
+                                              memory_order_relaxed);
+        uint32_t read = atomic_load_explicit(&ring->reader_generation,
+                                             memory_order_relaxed);
+        if (older != 0 && read != 0 &&
+            read != atomic_load_explicit(&ring->owner_generation,
+                                         memory_order_relaxed)) {
+            int followed = read == older;
+            uintptr_t lost =
+                atomic_load_explicit(&ring->previous_events,
+                                     memory_order_relaxed) -
+                (followed ? atomic_load_explicit(&ring->reader_events,
+                                                 memory_order_relaxed)
+                          : 0) +
+                atomic_load_explicit(&ring->previous_dropped,
+                                     memory_order_relaxed) -
+                (followed ? atomic_load_explicit(&ring->reader_dropped,
+                                                 memory_order_relaxed)
+                          : 0);
+            flightrec__count_lost_without_ring(lost);
+        }
         uintptr_t start =
             atomic_load_explicit(&ring->start, memory_order_relaxed);
+        /* The owner is gone: its count is final, but a group counted and
+         * not published (it exited inside a record) is no event. */
+        const struct flightrec_region_recorder *r = recorder_now(ring);
         uintptr_t recorder =
-            atomic_load_explicit(&ring->recorder_items, memory_order_relaxed);
+            atomic_load_explicit(&r->total, memory_order_relaxed);
+        if (!position_before(
+                atomic_load_explicit(&r->last_at, memory_order_relaxed), head))
+            recorder -= atomic_load_explicit(&r->last_count,
+                                             memory_order_relaxed);
         copy_owner(&ring->previous, &ring->owner);
         atomic_store_explicit(&ring->previous_end, head, memory_order_relaxed);
         atomic_store_explicit(&ring->previous_events, head - start - recorder,
@@ -326,9 +362,7 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
         atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
             atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed),
         memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_items, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_at, head, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_count, 0, memory_order_relaxed);
+    recorder_set(ring, 0, head, 0);
     atomic_store_explicit(&ring->mode,
                           (uint32_t)flightrec__settings()->mode,
                           memory_order_relaxed);
@@ -479,13 +513,23 @@ static void ring_empty(ring_t *ring)
     atomic_store_explicit(&ring->dropped_at_start, dropped,
                           memory_order_relaxed);
     atomic_store_explicit(&ring->previous_generation, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_items, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_at, head, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_count, 0, memory_order_relaxed);
-    ring->reader_events = 0;
-    ring->reader_dropped = 0;
-    ring->reader_generation =
-        atomic_load_explicit(&ring->owner_generation, memory_order_relaxed);
+    /* A group counted but not yet published (the owner is inside a record,
+     * or forked from one) stays counted: its items come after the head. */
+    const struct flightrec_region_recorder *r = recorder_now(ring);
+    uintptr_t pending_at = atomic_load_explicit(&r->last_at,
+                                                memory_order_relaxed);
+    uint32_t pending = atomic_load_explicit(&r->last_count,
+                                            memory_order_relaxed);
+    if (position_before(pending_at, head))
+        recorder_set(ring, 0, head, 0);
+    else
+        recorder_set(ring, pending, pending_at, pending);
+    atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(
+        &ring->reader_generation,
+        atomic_load_explicit(&ring->owner_generation, memory_order_relaxed),
+        memory_order_relaxed);
     identity_end(ring, generation);
 }
 

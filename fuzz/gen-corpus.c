@@ -4,7 +4,7 @@
  * with the features the decoder handles (hold-back, losses, names, merge),
  * each prefixed with the option byte fuzz-client.c reads.
  * Usage: gen-corpus DIR [DATADIR]
- * DATADIR holds the RTEMS event tables (default: the tree's data/rtems-record).
+ * DATADIR holds the RTEMS event tables (default: data/rtems-record).
  */
 #include <stdio.h>
 #include <string.h>
@@ -114,7 +114,8 @@ static void rtems_stream(struct fr_vec *v, const struct fr_rtems_table *t,
         fr_vec_item(v, 0, fr_rtems_id(t, "THREAD_ID"), 0x09010001);
         fr_vec_packed(v, 0, fr_rtems_id(t, "THREAD_NAME"), "IDLE", 4);
         fr_vec_item(v, 0, fr_rtems_id(t, "THREAD_ID"), 0x0a010001);
-        fr_vec_packed(v, 0, fr_rtems_id(t, "THREAD_NAME"), "UI1_long_name", 13);
+        fr_vec_packed(v, 0, fr_rtems_id(t, "THREAD_NAME"), "UI1_long_name",
+                      13);
     }
     for (uint32_t k = 0; k < 3; k++) {
         for (uint32_t cpu = 0; cpu < 2; cpu++) {

@@ -7,10 +7,11 @@
  * The client reads flightrec streams (docs/format.md) and RTEMS record
  * streams of every format version RTEMS shipped, 1 to 10 (version 1 in
  * both numberings, the 2018 patch's and the committed one), in all four
- * formats (LE/BE, 32/64-bit data) on any host.  It is incremental: feed it byte chunks of any size
- * (one byte at a time gives the same records as a whole file) and it calls
- * back once per record.  It never trusts its input: any byte sequence gives
- * either records or a clear error naming the byte offset, never a crash.
+ * formats (LE/BE, 32/64-bit data) on any host.  It is incremental: feed it
+ * byte chunks of any size (one byte at a time gives the same records as a
+ * whole file) and it calls back once per record.  It never trusts its
+ * input: any byte sequence gives either records or a clear error naming the
+ * byte offset, never a crash.
  *
  * It depends on libc only and not on the recording runtime (libflightrec).
  *

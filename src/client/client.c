@@ -277,7 +277,7 @@ int flightrec_client_create(flightrec_client **out,
         /* Set from the FREQUENCY item; no record is timed before it. */
         c->window_auto = 1;
     }
-    c->info.merge_window_ns = c->opt.merge_window_ns;
+    c->info.merge_window_ns = c->window_auto ? 0 : c->opt.merge_window_ns;
     c->info.process_id = -1;
     c->proc_max = -1;
     c->item_size = 8;

@@ -185,13 +185,14 @@ static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
         out->data = data;
         out->loss_kind = 0;
         out->loss_count = 0;
+        FRC_COUNT_EVENT(c, r, flags);
     } else {
         out->event = 0;
         out->data = 0;
         out->loss_kind = event;
         out->loss_count = data;
     }
-    frc_account(c, r, type, flags, time);
+    FRC_COUNT_TIME(c, r, flags, time);
     out->ring_info = FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty)
                          ? &r->info
                          : ring_view_old(c, r, gen);

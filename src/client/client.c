@@ -163,7 +163,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                     p += size;
                     continue;
                 }
-                frc_account(c, r, FLIGHTREC_RECORD_EVENT, 0, r->ns);
+                FRC_COUNT_EVENT(c, r, 0u);
+                FRC_COUNT_TIME(c, r, 0u, r->ns);
                 if (FLIGHTREC_UNLIKELY(c->rec_ring != r)) {
                     /* The fields that stay the same from item to item. */
                     out->type = FLIGHTREC_RECORD_EVENT;

@@ -603,5 +603,45 @@ TEST(window_from_stream)
     fr_vec_free(&v);
 }
 
+/* RTEMS master between be764f7dec and 4655a7df00 still says version 9 but
+ * frames chunks as version 10 does (PROCESSOR, PER_CPU_OVERFLOW, no TAIL /
+ * HEAD): the overflow count is taken as it is. */
+TEST(v9_fetch_framing)
+{
+    struct build b;
+    struct tresult res;
+    char path[512];
+
+    memset(&b, 0, sizeof(b));
+    b.vc = &versions[VERSION_COUNT - 2];
+    CHECK_EQ_U(b.vc->version, 9);
+    snprintf(path, sizeof path, "%s/%s", FLIGHTREC_RTEMS_DATA_DIR,
+             b.vc->table);
+    fr_rtems_table_load(&b.t, path);
+    fr_vec_init(&b.v, FLIGHTREC_FORMAT_BE_64);
+    header(&b);
+    fr_vec_item(&b.v, 0, id_of(&b, "PROCESSOR"), 1);
+    uptime(&b, 1, 250000);
+    fr_vec_item(&b.v, 260000, id_of(&b, "USER_1"), 1);
+    fr_vec_item(&b.v, 0, id_of(&b, "PROCESSOR"), 1);
+    fr_vec_item(&b.v, 0, id_of(&b, "PER_CPU_OVERFLOW"), 3);
+    fr_vec_item(&b.v, 270000, id_of(&b, "USER_2"), 2);
+    uptime(&b, 1, 500000);
+    tdecode(&res, b.v.buf, b.v.len, NULL);
+    CHECK_EQ_I(res.finish_rc, 0);
+    CHECK_EQ_U(res.n, 3);
+    CHECK_EQ_U(res.recs[0].time_ns, 260000000u);
+    CHECK_EQ_U(res.recs[1].type, FLIGHTREC_RECORD_LOSS);
+    CHECK_EQ_U(res.recs[1].loss_kind, FLIGHTREC_LOSS_OVERFLOW);
+    CHECK_EQ_U(res.recs[1].loss_count, 3);
+    CHECK_EQ_U(res.recs[1].time_ns, 270000000u);
+    CHECK_EQ_U(res.recs[2].time_ns, 270000000u);
+    CHECK_EQ_U(res.totals.overflow, 3);
+    CHECK_EQ_U(res.totals.missing, 0);
+    tresult_free(&res);
+    build_free(&b);
+}
+
 TEST_MAIN(TEST_ENTRY(versions_formats), TEST_ENTRY(v1_numbering_detection),
+          TEST_ENTRY(v9_fetch_framing),
           TEST_ENTRY(rename_while_running), TEST_ENTRY(window_from_stream))

@@ -124,20 +124,24 @@ static void set_ring_thread(struct frc_ring *r, int64_t id, const char *name)
 }
 
 /* RTEMS: thread @a id runs on CPU @a r from this item on.  A thread runs
- * on one CPU at a time, so the thread remembers where, for a name that
- * arrives while it runs. */
+ * on one CPU at a time, so a named thread remembers where, for a new name
+ * that arrives while it runs.  A thread without a name gets no table entry
+ * (switches alone never grow the table): its name can only come from
+ * THREAD_CREATE, which precedes its first switch. */
 int frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
                     int64_t id)
 {
-    struct frc_thread *t;
+    static const char none[FRC_NAME_MAX];
+    uint32_t i;
 
     if (r->info.thread_id == id)
         return 0;
-    t = thread_slot(c, id);
-    if (t == NULL)
-        return -1;
-    t->ring = r->index + 1;
-    set_ring_thread(r, id, t->name);
+    if (frc_map_get(&c->thread_map, (uint64_t)id, &i)) {
+        c->threads[i].ring = r->index + 1;
+        set_ring_thread(r, id, c->threads[i].name);
+    } else {
+        set_ring_thread(r, id, none);
+    }
     return 0;
 }
 

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #define NS_PER_S UINT64_C(1000000000)
+
 int frc_fail(struct flightrec_client *c, int code, uint64_t offset,
              const char *fmt, ...)
 {

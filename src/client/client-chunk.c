@@ -256,8 +256,7 @@ int frc_ring_item(struct flightrec_client *c, uint32_t action, uint32_t word,
         /* SWITCH_OUT still runs on the old thread (its data), SWITCH_IN
          * already on the new one: both items belong to the thread they
          * name, and so does everything after SWITCH_IN. */
-        if (frc_thread_runs(c, r, (int64_t)data) != 0)
-            return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
+        frc_thread_runs(c, r, (int64_t)data);
         return frc_timed_item(c, r, field, event, data, offset);
     case A_EVENT_THREAD:
         rc = frc_timed_item(c, r, field, event, data, offset);

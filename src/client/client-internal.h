@@ -436,8 +436,8 @@ void frc_name_start(struct flightrec_client *c, int kind, int64_t target,
 int frc_name_item(struct flightrec_client *c, uint64_t data);
 void frc_info_item(struct flightrec_client *c, uint32_t action,
                    uint64_t data);
-int frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
-                    int64_t id);
+void frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
+                     int64_t id);
 void frc_thread_unknown(struct frc_ring *r);
 void frc_names_free(struct flightrec_client *c);
 

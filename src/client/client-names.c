@@ -128,21 +128,20 @@ static void set_ring_thread(struct frc_ring *r, int64_t id, const char *name)
  * that arrives while it runs.  A thread without a name gets no table entry
  * (switches alone never grow the table): its name can only come from
  * THREAD_CREATE, which precedes its first switch. */
-int frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
-                    int64_t id)
+void frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
+                     int64_t id)
 {
     static const char none[FRC_NAME_MAX];
     uint32_t i;
 
     if (r->info.thread_id == id)
-        return 0;
+        return;
     if (frc_map_get(&c->thread_map, (uint64_t)id, &i)) {
         c->threads[i].ring = r->index + 1;
         set_ring_thread(r, id, c->threads[i].name);
     } else {
         set_ring_thread(r, id, none);
     }
-    return 0;
 }
 
 /* RTEMS: items were lost, and with them maybe a switch. */

@@ -80,8 +80,17 @@ struct flightrec_region_header {
      * signal after the thread's exit): counted, never silently lost. */
     _Atomic uint64_t lost_without_ring;
     uint64_t process_offset;        /**< struct flightrec_region_process */
-    uint8_t reserved[8];
+    uint32_t counter_kind;          /**< FLIGHTREC_REGION_COUNTER_* */
+    uint8_t reserved[4];
 };
+
+/** What the counter is: a reader outside the process can measure the
+ * frequency itself while it is still 0 (a process killed in its first
+ * 20 ms) when it is the machine's own time-stamp counter. */
+#define FLIGHTREC_REGION_COUNTER_TSC 1u
+#define FLIGHTREC_REGION_COUNTER_CNTVCT 2u
+#define FLIGHTREC_REGION_COUNTER_MONOTONIC_NS 3u
+#define FLIGHTREC_REGION_COUNTER_PORT 4u
 
 /** Bytes of the command line a region keeps (NUL-separated arguments). */
 #define FLIGHTREC_REGION_CMDLINE 232u

@@ -87,6 +87,15 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         h->control_offset + align_up(sizeof(struct flightrec_region_control));
     h->rings_offset = fixed;
     h->process_offset = process_at;
+#if defined(FLIGHTREC_PORT_COUNTER)
+    h->counter_kind = FLIGHTREC_REGION_COUNTER_PORT;
+#elif defined(__x86_64__) || defined(__i386__)
+    h->counter_kind = FLIGHTREC_REGION_COUNTER_TSC;
+#elif defined(__aarch64__)
+    h->counter_kind = FLIGHTREC_REGION_COUNTER_CNTVCT;
+#else
+    h->counter_kind = FLIGHTREC_REGION_COUNTER_MONOTONIC_NS;
+#endif
     memcpy(base + process_at, &process, sizeof(process));
     atomic_store_explicit(&h->used, fixed, memory_order_relaxed);
     h->process_id = flightrec__port_process_id();

@@ -40,6 +40,8 @@ static void init_once_fn(void)
         flightrec__set_running(0);
         return;
     }
+    /* Known at once except for a counter that needs calibrating. */
+    flightrec__timebase_publish_if_ready();
     if (flightrec__configured)
         return;
 

@@ -73,6 +73,8 @@ static uint64_t measure_frequency(void)
 
 _Atomic int flightrec__frequency_published;
 
+static uint64_t known_frequency(void);
+
 void flightrec__timebase_publish_if_ready(void)
 {
     if (flightrec__region_base == NULL)
@@ -84,18 +86,26 @@ void flightrec__timebase_publish_if_ready(void)
         return;
 #endif
     atomic_store_explicit(&region_header()->counter_frequency,
-                          flightrec_counter_frequency(), memory_order_relaxed);
+                          known_frequency(), memory_order_relaxed);
     atomic_store_explicit(&flightrec__frequency_published, 1,
                           memory_order_relaxed);
 }
 
 uint64_t flightrec_counter_frequency(void)
 {
+    if (atomic_load_explicit(&frequency_cache, memory_order_relaxed) == 0)
+        flightrec__ensure_init();
+    return known_frequency();
+}
+
+/* The frequency, measured (once) if need be; start-up must be done or
+ * under way in this thread. */
+static uint64_t known_frequency(void)
+{
     uint64_t cached = atomic_load_explicit(&frequency_cache,
                                            memory_order_relaxed);
     if (cached != 0)
         return cached;
-    flightrec__ensure_init();
 #if defined(FLIGHTREC_PORT_COUNTER)
     cached = flightrec_port_counter_frequency();
 #elif defined(__x86_64__) || defined(__i386__)

@@ -130,11 +130,13 @@ TEST(reused_before_first_drain)
 /*=====   Discard mode: a drain copying a retired ring that is reused   =====*/
 
 #define BIG_RING 65536u
+/* Each owner's items carry its tag in the top byte of the data word. */
+#define TAG_SHIFT (8 * sizeof(uintptr_t) - 8)
 static _Atomic int copy_go, fill_done;
 
 static void *fill_thread(void *p)
 {
-    uintptr_t tag = (uintptr_t)p << 32;
+    uintptr_t tag = (uintptr_t)p << TAG_SHIFT;
     while (!atomic_load(&copy_go))
         sched_yield();
     for (uintptr_t i = 0; i < BIG_RING; i++)
@@ -145,7 +147,7 @@ static void *fill_thread(void *p)
 
 static void *first_owner(void *p)
 {
-    uintptr_t tag = (uintptr_t)p << 32;
+    uintptr_t tag = (uintptr_t)p << TAG_SHIFT;
     for (uintptr_t i = 0; i < BIG_RING; i++)
         flightrec_produce(FLIGHTREC_USER(1), tag | i);
     return NULL;
@@ -189,7 +191,7 @@ static int foreign_items(const struct sp_stream *s)
         for (size_t j = 0; j < c->count; j++) {
             if (c->items[j].event != FLIGHTREC_USER(1))
                 continue;
-            uint64_t t = c->items[j].data >> 32;
+            uint64_t t = c->items[j].data >> TAG_SHIFT;
             if (tag == 0)
                 tag = t;
             foreign += t != tag;

@@ -352,12 +352,47 @@ static const char dump_usage[] =
     "                    not a terminal)\n"
     "  -h, --help        show this help\n";
 
+#if defined(__x86_64__) || defined(__i386__)
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* The counter frequency for the stream header.  A process killed before
+ * it calibrated its time-stamp counter left 0: this machine's counter is
+ * the same one, so measure it here (20 ms). */
+static uint64_t stream_frequency(const struct flightrec_region_header *h)
+{
+    uint64_t frequency = atomic_load(&h->counter_frequency);
+#if defined(__x86_64__) || defined(__i386__)
+    if (frequency == 0 && h->counter_kind == FLIGHTREC_REGION_COUNTER_TSC) {
+        uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
+        struct timespec pause = { 0, 20 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
+        uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
+        frequency = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
+        cli_msg(CLI_WARN, "the process had not calibrated its counter; measured "
+                   "here: %llu Hz",
+                (unsigned long long)frequency);
+    }
+#endif
+    return frequency;
+}
+
 static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
                        uint32_t *seen, int header)
 {
     const struct flightrec_region_header *h = header_of(base);
-    if (header)
-        frw_put_header(sink, h, control_of(base));
+    if (header) {
+        /* A copy: the header of the stream, with the frequency known. */
+        struct flightrec_region_header facts;
+        memcpy(&facts, h, sizeof(facts));
+        atomic_store(&facts.counter_frequency, stream_frequency(h));
+        frw_put_header(sink, &facts, control_of(base));
+    }
     frw_put_event_names(sink,
                        (const void *)(base + h->names_offset), seen);
     int alive = consume ? 1 : fr_session_alive(base);

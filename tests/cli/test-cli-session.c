@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Sessions from the user's side: a real recording process, the real
+ * flightrec command in another process, and the real failures (kill -9,
+ * a consumer that dies, another user, damaged files, a full file system).
+ * Each case has its own session directory (XDG_RUNTIME_DIR).
+ */
+#include <flightrec.h>
+#include <flightrec/client.h>
+#include <flightrec/region.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stream-parse.h"
+#include "test.h"
+
+#define THREADS 3
+
+static char session_dir[600];
+static char scratch[512];
+
+/* A fresh session directory for this case. */
+static void use_own_sessions(const char *name)
+{
+    snprintf(scratch, sizeof(scratch), "%s/session-%s-%d", CLI_TEST_DIR,
+             name, (int)getpid());
+    mkdir(scratch, 0700);
+    CHECK_EQ_I(setenv("XDG_RUNTIME_DIR", scratch, 1), 0);
+    snprintf(session_dir, sizeof(session_dir), "%s/flightrec", scratch);
+}
+
+/* Runs the flightrec command; its stdout and stderr into files in the
+ * scratch directory; the exit status. */
+static int run(const char *args, char *out, size_t out_size, char *err,
+               size_t err_size)
+{
+    char cmd[2048], out_path[600], err_path[600];
+    snprintf(out_path, sizeof(out_path), "%s/out.txt", scratch);
+    snprintf(err_path, sizeof(err_path), "%s/err.txt", scratch);
+    snprintf(cmd, sizeof(cmd), "%s %s >'%s' 2>'%s'", FLIGHTREC_BIN, args,
+             out_path, err_path);
+    int status = system(cmd);
+    const char *paths[2] = { out_path, err_path };
+    char *bufs[2] = { out, err };
+    size_t sizes[2] = { out_size, err_size };
+    for (int i = 0; i < 2; i++) {
+        if (bufs[i] == NULL)
+            continue;
+        FILE *f = fopen(paths[i], "r");
+        size_t n = f ? fread(bufs[i], 1, sizes[i] - 1, f) : 0;
+        bufs[i][n] = '\0';
+        if (f)
+            fclose(f);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/*=====   The recording process   =====*/
+
+/* Shared with the child: what each of its threads has recorded so far. */
+struct side_log {
+    _Atomic uint64_t done[THREADS];
+    _Atomic int32_t tid[THREADS];
+    _Atomic int ready;
+    _Atomic int release;    /* the recording threads may exit */
+};
+
+static struct side_log *side;
+static uint64_t events_per_thread;
+
+static void *recorder(void *arg)
+{
+    uintptr_t index = (uintptr_t)arg;
+    char name[16];
+    snprintf(name, sizeof(name), "rec-%u", (unsigned)index);
+    pthread_setname_np(pthread_self(), name);
+    atomic_store(&side->tid[index], (int32_t)gettid());
+    for (uint64_t i = 0; i < events_per_thread; i++) {
+        flightrec_produce(FLIGHTREC_USER(index), (uintptr_t)i);
+        atomic_store(&side->done[index], i + 1);
+    }
+    atomic_fetch_add(&side->ready, 1);
+    while (!atomic_load(&side->release)) /* alive until told */
+        usleep(1000);
+    return NULL;
+}
+
+/* Forks a process that records @events per thread in @mode, then waits
+ * for its standard input to close (or for a signal). */
+static pid_t start_recorder(uint64_t events, int mode, uint32_t items,
+                            int *hold)
+{
+    side = mmap(NULL, sizeof(*side), PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(side != MAP_FAILED);
+    memset(side, 0, sizeof(*side));
+    int fds[2];
+    /* Close-on-exec: the commands the test starts must not hold the
+     * recorder's standard input open. */
+    CHECK_EQ_I(pipe2(fds, O_CLOEXEC), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        close(fds[1]);
+        struct flightrec_config config;
+        flightrec_config_init(&config);
+        config.items_per_ring = items;
+        config.mode = mode;
+        if (flightrec_setup(&config) != 0)
+            _exit(2);
+        events_per_thread = events;
+        pthread_t t[THREADS];
+        for (uintptr_t i = 0; i < THREADS; i++)
+            pthread_create(&t[i], NULL, recorder, (void *)i);
+        char c;
+        while (read(fds[0], &c, 1) > 0)
+            ;
+        atomic_store(&side->release, 1);
+        for (int i = 0; i < THREADS; i++)
+            pthread_join(t[i], NULL);
+        exit(0); /* a normal exit: the session file goes */
+    }
+    close(fds[0]);
+    *hold = fds[1];
+    return child;
+}
+
+static void wait_ready(void)
+{
+    for (int i = 0; i < 20000 && atomic_load(&side->ready) < THREADS; i++)
+        usleep(1000);
+    CHECK_EQ_I(atomic_load(&side->ready), THREADS);
+}
+
+/*=====   Decoding what the command wrote   =====*/
+
+struct per_thread {
+    int32_t tid;
+    uint64_t events, next, lost, torn;
+    char name[64];
+};
+
+struct decoded {
+    struct per_thread t[THREADS];
+    uint64_t lost_total;
+};
+
+static int on_record(const struct flightrec_record *rec, void *arg)
+{
+    struct decoded *d = arg;
+    if (rec->type == FLIGHTREC_RECORD_LOSS) {
+        d->lost_total += rec->loss_count;
+        for (int i = 0; i < THREADS; i++)
+            if (rec->ring_info->thread_id == d->t[i].tid)
+                d->t[i].lost += rec->loss_count;
+        return 0;
+    }
+    if (rec->type != FLIGHTREC_RECORD_EVENT ||
+        rec->event < FLIGHTREC_USER(0) ||
+        rec->event >= FLIGHTREC_USER(THREADS))
+        return 0;
+    struct per_thread *t = &d->t[rec->event - FLIGHTREC_USER(0)];
+    /* The right thread, its sequence numbers in order. */
+    if (rec->ring_info->thread_id != t->tid || rec->data < t->next)
+        t->torn++;
+    if (t->events == 0)
+        snprintf(t->name, sizeof(t->name), "%s", rec->ring_info->thread_name);
+    t->next = rec->data + 1;
+    t->events++;
+    return 0;
+}
+
+static void decode(const char *path, struct decoded *d)
+{
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < THREADS; i++)
+        d->t[i].tid = atomic_load(&side->tid[i]);
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    size_t len;
+    unsigned char *bytes = sp_read_fd(fd, &len);
+    close(fd);
+    struct flightrec_client_options options = {
+        .on_record = on_record, .arg = d, .merge = 1,
+    };
+    flightrec_client *client;
+    CHECK_EQ_I(flightrec_client_create(&client, &options), 0);
+    CHECK_EQ_I(flightrec_client_feed(client, bytes, len), 0);
+    CHECK_EQ_I(flightrec_client_finish(client), 0);
+    flightrec_client_destroy(client);
+    free(bytes);
+}
+
+static void out_path(char *path, size_t size, const char *name)
+{
+    snprintf(path, size, "%s/%s", scratch, name);
+}
+
+/*=====   Cases   =====*/
+
+TEST(ls_and_dump_of_a_live_process)
+{
+    use_own_sessions("live");
+    int hold;
+    pid_t child = start_recorder(1000, FLIGHTREC_MODE_FLIGHT, 4096, &hold);
+    wait_ready();
+    char out[8192], err[4096], args[1200], rec[600];
+    CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
+    char expect[200];
+    snprintf(expect, sizeof(expect), "{\"pid\":%d,\"alive\":true,", (int)child);
+    CHECK(strncmp(out, expect, strlen(expect)) == 0);
+    CHECK(strstr(out, "\"state\":\"started\",\"mode\":\"flight\",\"threads\":3,"
+                      "\"rings\":6,") != NULL);
+    out_path(rec, sizeof(rec), "live.rec");
+    snprintf(args, sizeof(args), "dump -o '%s' %d", rec, (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    struct stat st;
+    CHECK_EQ_I(stat(rec, &st), 0);
+    CHECK_EQ_U(st.st_mode & 0777, 0600);
+    struct decoded d;
+    decode(rec, &d);
+    for (int i = 0; i < THREADS; i++) {
+        CHECK_EQ_U(d.t[i].events, 1000);
+        CHECK_EQ_U(d.t[i].next, 1000);
+        CHECK_EQ_U(d.t[i].torn, 0);
+        char name[16];
+        snprintf(name, sizeof(name), "rec-%d", i);
+        CHECK_EQ_S(d.t[i].name, name);
+    }
+    CHECK_EQ_U(d.lost_total, 0);
+    /* A normal exit removes the session. */
+    close(hold);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_I(run("ls", out, sizeof(out), err, sizeof(err)), 0);
+    CHECK_EQ_S(out, "");
+}
+
+TEST(kill_9_leaves_the_newest_events)
+{
+    use_own_sessions("kill9");
+    srand((unsigned)getpid());
+    for (int round = 0; round < 12; round++) {
+        int hold;
+        pid_t child = start_recorder(UINT64_MAX, FLIGHTREC_MODE_FLIGHT, 1024,
+                                     &hold);
+        /* Every thread under way, then a moment at random. */
+        for (int i = 0; i < THREADS; i++)
+            while (atomic_load(&side->done[i]) == 0)
+                usleep(100);
+        usleep((useconds_t)(rand() % 30000));
+        kill(child, SIGKILL);
+        int status;
+        CHECK_EQ_I(waitpid(child, &status, 0), child);
+        CHECK(WIFSIGNALED(status));
+        close(hold);
+        char out[4096], err[4096], args[1200], rec[600];
+        out_path(rec, sizeof(rec), "dead.rec");
+        unlink(rec);
+        snprintf(args, sizeof(args), "dump -o '%s' %d", rec, (int)child);
+        CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+        struct decoded d;
+        decode(rec, &d);
+        for (int i = 0; i < THREADS; i++) {
+            uint64_t done = atomic_load(&side->done[i]);
+            /* The newest events: up to the last one recorded (the side
+             * log may lag it by the one in flight), nothing torn or
+             * invented, and the rest reported lost. */
+            CHECK_EQ_U(d.t[i].torn, 0);
+            CHECK(d.t[i].next == done || d.t[i].next == done + 1);
+            CHECK(d.t[i].events > 0);
+            CHECK_EQ_U(d.t[i].events + d.t[i].lost, d.t[i].next);
+        }
+        snprintf(args, sizeof(args), "rm %d", (int)child);
+        CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+        munmap(side, sizeof(*side));
+    }
+}
+
+TEST(stream_delivers_or_counts_every_event)
+{
+    use_own_sessions("stream");
+    int hold;
+    /* Discard mode with small rings: the consumer outside cannot keep up
+     * all the time, and what it misses is counted. */
+    pid_t child = start_recorder(200000, FLIGHTREC_MODE_DISCARD, 1024, &hold);
+    char rec[600], cmd[1400];
+    out_path(rec, sizeof(rec), "stream.rec");
+    snprintf(cmd, sizeof(cmd), "%s stream -o '%s' %d", FLIGHTREC_BIN, rec,
+             (int)child);
+    FILE *consumer = popen(cmd, "r");
+    CHECK(consumer != NULL);
+    wait_ready();
+    close(hold);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK_EQ_I(pclose(consumer), 0); /* it ends when the process does */
+    struct decoded d;
+    decode(rec, &d);
+    for (int i = 0; i < THREADS; i++) {
+        CHECK_EQ_U(d.t[i].torn, 0);
+        CHECK(d.t[i].events > 0);
+        CHECK_EQ_U(d.t[i].events + d.t[i].lost, 200000);
+    }
+}
+
+TEST(one_consumer_at_a_time)
+{
+    use_own_sessions("consumers");
+    int hold;
+    pid_t child = start_recorder(10, FLIGHTREC_MODE_FLIGHT, 1024, &hold);
+    wait_ready();
+    char first_out[600];
+    out_path(first_out, sizeof(first_out), "first.rec");
+    pid_t first = fork();
+    if (first == 0) {
+        char pid_text[16];
+        snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+        execl(FLIGHTREC_BIN, "flightrec", "stream", "-o", first_out, pid_text,
+              (char *)NULL);
+        _exit(127);
+    }
+    usleep(300000);
+    char out[4096], err[4096], args[1200], second[600];
+    out_path(second, sizeof(second), "second.rec");
+    snprintf(args, sizeof(args), "stream -o '%s' %d", second, (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    char expect[200];
+    snprintf(expect, sizeof(expect),
+             "flightrec stream: session of process %d is already consumed by "
+             "process %d\n",
+             (int)child, (int)first);
+    CHECK_EQ_S(err, expect);
+    CHECK(access(second, F_OK) != 0); /* nothing left behind */
+    /* The first consumer dies: its claim goes with it. */
+    kill(first, SIGKILL);
+    waitpid(first, NULL, 0);
+    pid_t third = fork();
+    if (third == 0) {
+        char pid_text[16];
+        snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+        execl(FLIGHTREC_BIN, "flightrec", "stream", "-o", second, pid_text,
+              (char *)NULL);
+        _exit(127);
+    }
+    usleep(300000);
+    close(hold);
+    waitpid(child, NULL, 0);
+    int status;
+    CHECK_EQ_I(waitpid(third, &status, 0), third);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* It had the claim, and wrote a whole stream (the first consumer took
+     * the events with it). */
+    struct decoded d;
+    decode(second, &d);
+}
+
+/* A dead process's session file, for the cases that damage it. */
+static void dead_session(char *path, size_t size, pid_t *pid)
+{
+    int hold;
+    pid_t child = start_recorder(100, FLIGHTREC_MODE_FLIGHT, 1024, &hold);
+    wait_ready();
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(hold);
+    *pid = child;
+    char out[4096], err[4096], args[64];
+    snprintf(args, sizeof(args), "ls --json");
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    char *file = strstr(out, "\"file\":\"");
+    CHECK(file != NULL);
+    file += 8;
+    size_t n = strcspn(file, "\"");
+    CHECK(n < size);
+    memcpy(path, file, n);
+    path[n] = '\0';
+}
+
+TEST(damaged_and_foreign_session_files)
+{
+    use_own_sessions("damaged");
+    char path[600], out[4096], err[4096], args[1400];
+    pid_t pid;
+    dead_session(path, sizeof(path), &pid);
+    char copy[700];
+    snprintf(copy, sizeof(copy), "%s/copy.region", scratch);
+    char cmd[1500];
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, copy);
+    CHECK_EQ_I(system(cmd), 0);
+
+    /* Truncated. */
+    struct stat st;
+    CHECK_EQ_I(stat(copy, &st), 0);
+    CHECK_EQ_I(truncate(copy, st.st_size / 2), 0);
+    snprintf(args, sizeof(args), "dump -o '%s/x.rec' '%s'", scratch, copy);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK(strstr(err, "region truncated") != NULL);
+    /* Not a region. */
+    int fd = open(copy, O_WRONLY);
+    CHECK_EQ_I((int)pwrite(fd, "JUNK", 4, 0), 4);
+    close(fd);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK(strstr(err, "not a flightrec region (magic 0x4b4e554a)") != NULL);
+    /* A symbolic link is not followed. */
+    char link_path[700];
+    snprintf(link_path, sizeof(link_path), "%s/link.region", scratch);
+    CHECK_EQ_I(symlink(path, link_path), 0);
+    snprintf(args, sizeof(args), "dump -o '%s/x.rec' '%s'", scratch,
+             link_path);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK(strstr(err, "a symbolic link") != NULL);
+    snprintf(cmd, sizeof(cmd), "%s/x.rec", scratch);
+    CHECK(access(cmd, F_OK) != 0); /* no partial output */
+    /* Another user's file: refused, whatever its mode. */
+    CHECK_EQ_I(chown(path, 65534, 65534), 0);
+    snprintf(args, sizeof(args), "dump -o '%s/x.rec' '%s'", scratch, path);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK(strstr(err, "belongs to another user: refused") != NULL);
+    CHECK_EQ_I(chown(path, getuid(), getgid()), 0);
+    /* And another user cannot even reach this user's sessions. */
+    pid_t other = fork();
+    if (other == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(3);
+        int f = open(path, O_RDONLY);
+        _exit(f < 0 && errno == EACCES ? 0 : 4);
+    }
+    int status;
+    CHECK_EQ_I(waitpid(other, &status, 0), other);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    struct stat dir;
+    CHECK_EQ_I(stat(session_dir, &dir), 0);
+    CHECK_EQ_U(dir.st_mode & 0777, 0700);
+    CHECK_EQ_I(stat(path, &st), 0);
+    CHECK_EQ_U(st.st_mode & 0777, 0600);
+}
+
+TEST(dead_after_pid_reuse)
+{
+    use_own_sessions("reuse");
+    char path[600], out[4096], err[4096];
+    pid_t pid;
+    dead_session(path, sizeof(path), &pid);
+    /* Make the file claim a live pid (this test's) with another start
+     * time: a reused pid is no proof of life. */
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    struct flightrec_region_header header;
+    CHECK_EQ_I((int)pread(fd, &header, sizeof(header), 0),
+               (int)sizeof(header));
+    struct flightrec_region_process process;
+    off_t at = (off_t)header.process_offset;
+    CHECK_EQ_I((int)pread(fd, &process, sizeof(process), at),
+               (int)sizeof(process));
+    int32_t me = (int32_t)getpid();
+    process.pid = me;
+    process.start_time += 100000; /* not when this process started */
+    CHECK_EQ_I((int)pwrite(fd, &process, sizeof(process), at),
+               (int)sizeof(process));
+    close(fd);
+    CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
+    char expect[100];
+    snprintf(expect, sizeof(expect), "{\"pid\":%d,\"alive\":false,", (int)me);
+    CHECK(strncmp(out, expect, strlen(expect)) == 0);
+    CHECK_EQ_I(run("rm --dead", out, sizeof(out), err, sizeof(err)), 0);
+    char removed[800];
+    snprintf(removed, sizeof(removed), "removed %s (process %d)\n", path,
+             (int)me);
+    CHECK_EQ_S(out, removed);
+}
+
+TEST(full_file_system_gives_private_memory)
+{
+    use_own_sessions("full");
+    FILE *file = tmpfile();
+    int err_pipe[2];
+    CHECK_EQ_I(pipe(err_pipe), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        dup2(err_pipe[1], 2);
+        signal(SIGXFSZ, SIG_IGN);
+        /* The file system "fills up" at 4 KiB: no room for a region. */
+        struct rlimit small = { 4096, 4096 };
+        setrlimit(RLIMIT_FSIZE, &small);
+        flightrec_produce(FLIGHTREC_USER(1), 42);
+        _exit(flightrec_dump(fileno(file)) == 0 ? 0 : 5);
+    }
+    close(err_pipe[1]);
+    char message[600];
+    ssize_t n = read(err_pipe[0], message, sizeof(message) - 1);
+    close(err_pipe[0]);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(n > 0);
+    message[n] = '\0';
+    CHECK(strstr(message, "flightrec: cannot reserve ") != NULL);
+    CHECK(strstr(message, "; recording into private memory\n") != NULL);
+    /* No session was left, and the recording happened anyway. */
+    char out[4096], err[4096];
+    CHECK_EQ_I(run("ls", out, sizeof(out), err, sizeof(err)), 0);
+    CHECK_EQ_S(out, "");
+    size_t len;
+    unsigned char *bytes = sp_read_fd(fileno(file), &len);
+    struct sp_stream s;
+    sp_parse(&s, bytes, len);
+    CHECK_EQ_U(s.chunk_count, 2);
+    CHECK_EQ_U(s.chunks[0].count + s.chunks[1].count, 3); /* pair + 42 */
+    sp_free(&s);
+    free(bytes);
+    fclose(file);
+}
+
+TEST_MAIN()

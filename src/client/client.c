@@ -326,11 +326,15 @@ static int processor(struct flightrec_client *c, uint64_t id, uint64_t offset)
     if (frc_map_get(&c->ring_map, id, &i)) {
         r = c->rings[i];
     } else {
+        if (frc_charge(c, FRC_RING_COST, offset) != 0)
+            return c->error;
         r = new_ring(c, (uint32_t)id);
         if (r == NULL)
             return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
     }
     c->cur = r;
+    if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
+        c->on_segment(c->segment_arg, r->index, offset);
     r->in_header = 1;
     r->has_position = 0;
     r->chunk_seq = r->seq;
@@ -453,6 +457,8 @@ static int meta_item(struct flightrec_client *c, uint32_t action,
     case A_NAME_ID: {
         int rc = close_chunk(c, r, offset);
         c->cur = NULL;
+        if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
+            c->on_segment(c->segment_arg, UINT32_MAX, offset);
         if (data < FLIGHTREC_EVENT_COUNT)
             frc_name_start(c, 2, (int64_t)data, NULL);
         else
@@ -702,6 +708,26 @@ static size_t items(struct flightrec_client *c, const unsigned char *p,
     if (c->big_endian)
         return c->wide ? run_be64(c, p, n, offset) : run_be32(c, p, n, offset);
     return c->wide ? run_le64(c, p, n, offset) : run_le32(c, p, n, offset);
+}
+
+int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
+                   const unsigned char *p, size_t n, uint64_t offset)
+{
+    if (c->error != 0)
+        return c->error;
+    c->cur = cur;
+    items(c, p, n, offset);
+    return c->error;
+}
+
+int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
+                  uint64_t offset)
+{
+    int rc = close_chunk(c, r, offset);
+
+    if (c->cur == r)
+        c->cur = NULL;
+    return rc;
 }
 
 static int header(struct flightrec_client *c)

@@ -121,39 +121,10 @@ uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns)
 
 int cli_decode(struct cli_input *in, flightrec_client *client)
 {
-    enum { CHUNK = 1u << 20 };
-    unsigned char *buf = malloc(CHUNK);
-    int rc = 0;
-    int read_errno = 0;
+    /* A regular file is read twice, in exact order with memory bounded by
+     * its rings; anything else once, through the merge window. */
+    int rc = flightrec_client_read_fd(client, in->fd);
 
-    if (buf == NULL) {
-        cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
-        return FLIGHTREC_ENOMEM;
-    }
-    for (;;) {
-        ssize_t n = read(in->fd, buf, CHUNK);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            read_errno = errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        rc = flightrec_client_feed(client, buf, (size_t)n);
-        if (rc != 0)
-            break;
-    }
-    free(buf);
-    /* Finish also after an error: it delivers what was decoded before. */
-    int frc = flightrec_client_finish(client);
-    if (rc == 0)
-        rc = frc;
-    if (read_errno != 0) {
-        cli_msg(CLI_ERROR, "%s: read error: %s", in->name,
-                strerror(read_errno));
-        return -read_errno;
-    }
     if (rc != 0 && rc != FLIGHTREC_ECALLBACK) {
         const char *m = flightrec_client_message(client);
         if (m == NULL || m[0] == '\0')

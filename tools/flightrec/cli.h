@@ -98,11 +98,11 @@ int cli_input_open(struct cli_input *in, const char *path);
 void cli_input_close(struct cli_input *in);
 
 /**
- * Reads the whole input into @a client (feed, then finish, also after an
- * error so that everything decoded before it is delivered).  Prints
- * "NAME: <decoder message>" on a stream error and "NAME: read error: ..."
- * on a read error; a callback stop (FLIGHTREC_ECALLBACK) prints nothing,
- * the callback owner reports why.
+ * Reads the whole input into @a client with flightrec_client_read_fd()
+ * (a merging client reads a regular file twice: exact order, memory
+ * bounded by its rings).  Prints "NAME: <decoder message>" on a stream or
+ * read error; a callback stop (FLIGHTREC_ECALLBACK) prints nothing, the
+ * callback owner reports why.
  * @return 0 on success, else the negative error code.
  */
 int cli_decode(struct cli_input *in, flightrec_client *client);

@@ -273,6 +273,11 @@ struct flightrec_client {
     struct frc_block *pool[FRC_BLOCK_CLASSES]; /* free blocks by class */
     int exact;                /* ordered reading: nothing is ever late */
     struct frc_ring *hungry;  /* ring the merge stopped at (pending input) */
+    /* Ordered reading: while the reader feeds this ring (its queue empty),
+     * its records before direct_below come before every queued record,
+     * so they skip the queue (see frc_emit). */
+    struct frc_ring *direct_ring;
+    uint64_t direct_below;
 
     /* Memory the decoder holds (its own count of its large allocations),
      * against opt.memory_limit. */
@@ -351,6 +356,9 @@ int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
 int frc_merge_release(struct flightrec_client *c);
 int frc_merge_drain(struct flightrec_client *c);
 struct frc_ring *frc_merge_step(struct flightrec_client *c, int *rc);
+/* Ring @a r (hungry, so out of the heap) is fed next: what it decodes
+ * before the heap's first record is delivered at once. */
+void frc_merge_direct(struct flightrec_client *c, struct frc_ring *r);
 void frc_merge_free(struct flightrec_client *c);
 void frc_ident_init(struct frc_ring *r);
 int frc_ident_take(struct flightrec_client *c, struct frc_ring *r,

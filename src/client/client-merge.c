@@ -495,6 +495,11 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
 {
     if (!c->opt.merge)
         return frc_deliver(c, r, rec);
+    if (r == c->direct_ring) {
+        if (rec->time < c->direct_below)
+            return frc_deliver(c, r, rec);
+        c->direct_ring = NULL; /* the rest queue behind this one */
+    }
     if (rec->time > c->max_time)
         c->max_time = rec->time;
     if (rec->time < c->released && !c->exact) {
@@ -519,6 +524,18 @@ struct frc_ring *frc_merge_step(struct flightrec_client *c, int *rc)
     c->hungry = NULL;
     *rc = release(c, UINT64_MAX);
     return c->hungry;
+}
+
+void frc_merge_direct(struct flightrec_client *c, struct frc_ring *r)
+{
+    c->direct_ring = r;
+    if (c->heap_len == 0) {
+        c->direct_below = UINT64_MAX;
+    } else {
+        /* Equal times go in ring order. */
+        const struct frc_heap_entry *h = &c->heap[0];
+        c->direct_below = h->key + (r->index < h->index && h->key != UINT64_MAX);
+    }
 }
 
 void frc_merge_free(struct flightrec_client *c)

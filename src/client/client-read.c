@@ -369,8 +369,11 @@ static int merge(struct reader *rd)
         struct frc_ring *r = frc_merge_step(c, &rc);
         if (rc != 0 || r == NULL)
             return rc;
-        if (fill_ring(rd, r->index) != 0)
-            return c->error;
+        frc_merge_direct(c, r);
+        rc = fill_ring(rd, r->index);
+        c->direct_ring = NULL;
+        if (rc != 0)
+            return rc;
     }
 }
 

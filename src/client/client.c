@@ -619,7 +619,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                 r->floor = r->ns;
                 r->has_floor = 1;
                 r->seq++;
-                if (c->opt.merge) {
+                if (c->opt.merge && (r != c->direct_ring ||
+                                     r->ns >= c->direct_below)) {
                     /* Timed in place; the merge decides when it goes. */
                     struct frc_rec rec;
                     int rc;

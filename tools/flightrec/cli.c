@@ -154,6 +154,41 @@ int cli_parse_u64(const char *text, uint64_t *out)
     return 0;
 }
 
+uint64_t cli_memory_limit_default(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+
+    if (pages <= 0 || page <= 0)
+        return 0;
+    return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+int cli_parse_size(const char *text, uint64_t *bytes)
+{
+    char digits[32];
+    size_t n = text != NULL ? strlen(text) : 0;
+    unsigned shift = 0;
+    uint64_t v;
+
+    if (n == 0 || n >= sizeof digits)
+        return -1;
+    memcpy(digits, text, n + 1);
+    switch (digits[n - 1]) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    case 'T': case 't': shift = 40; break;
+    default: break;
+    }
+    if (shift != 0)
+        digits[--n] = '\0';
+    if (cli_parse_u64(digits, &v) != 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *bytes = v << shift;
+    return 0;
+}
+
 int cli_parse_seconds(const char *text, uint64_t *ns)
 {
     uint64_t sec = 0, frac = 0;

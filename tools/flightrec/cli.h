@@ -111,6 +111,23 @@ int cli_decode(struct cli_input *in, flightrec_client *client);
  * @a window_ns. */
 uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns);
 
+/** The merge window for pipes when --window is not given (print and stats
+ * share it, so that both mark the same records late). */
+#define CLI_MERGE_WINDOW_NS UINT64_C(2000000000)
+
+/**
+ * The decoder's memory limit when --memory-limit is not given: half the
+ * machine's physical memory (so that a huge stream stops with a message
+ * instead of swapping), 0 (none) if unknown.
+ */
+uint64_t cli_memory_limit_default(void);
+
+/**
+ * Parses a size in bytes with an optional binary suffix K, M, G or T
+ * ("512M", "2G", "0" for no limit).  Returns 0 or -1.
+ */
+int cli_parse_size(const char *text, uint64_t *bytes);
+
 /*=====   Option values   =====*/
 
 /**

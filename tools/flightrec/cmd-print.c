@@ -35,6 +35,8 @@ static const char usage[] =
     "  --to=SECONDS           only records at or before this time\n"
     "                         (both relative to the first record)\n"
     "  --window=SECONDS       merge window when reading a pipe (default 2)\n"
+    "  --memory-limit=SIZE    stop when the decoder would hold more (e.g.\n"
+    "                         512M; default half the RAM; 0: no limit)\n"
     "  -h, --help             show this help\n";
 
 static const char csv_header[] =
@@ -399,7 +401,8 @@ enum {
     OPT_THREAD,
     OPT_FROM,
     OPT_TO,
-    OPT_WINDOW
+    OPT_WINDOW,
+    OPT_MEMORY_LIMIT
 };
 
 static const struct option long_options[] = {
@@ -410,6 +413,7 @@ static const struct option long_options[] = {
     { "from", required_argument, NULL, OPT_FROM },
     { "to", required_argument, NULL, OPT_TO },
     { "window", required_argument, NULL, OPT_WINDOW },
+    { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -418,7 +422,8 @@ int cmd_print(int argc, char **argv)
 {
     struct print_ctx *p = calloc(1, sizeof(*p));
     struct cli_input in = { .fd = -1 };
-    uint64_t window_ns = 2000000000u;
+    uint64_t window_ns = CLI_MERGE_WINDOW_NS;
+    uint64_t memory_limit = cli_memory_limit_default();
     int have_from = 0, have_to = 0;
     int ret = CLI_FAIL;
     int c;
@@ -478,6 +483,13 @@ int cmd_print(int argc, char **argv)
             }
             break;
         }
+        case OPT_MEMORY_LIMIT:
+            if (cli_parse_size(optarg, &memory_limit) != 0) {
+                ret = cli_usage_error(usage, "bad size '%s' (bytes, or "
+                                      "with K, M, G: 512M)", optarg);
+                goto out;
+            }
+            break;
         default:
             ret = cli_bad_option(c, argv, usage);
             goto out;
@@ -504,6 +516,7 @@ int cmd_print(int argc, char **argv)
         .arg = p,
         .merge = 1,
         .merge_window_ns = cli_merge_window(&in, window_ns),
+        .memory_limit = memory_limit,
     };
     int rc = flightrec_client_create(&p->client, &opt);
     if (rc != 0) {

@@ -19,13 +19,17 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: flightrec stats [FILE|-]\n"
+    "usage: flightrec stats [options] [FILE|-]\n"
     "\n"
     "Summarize the stream in FILE (or standard input): header facts,\n"
     "duration, events per type and per thread with rates, losses per ring.\n"
     "\n"
     "Options:\n"
-    "  -h, --help  show this help\n";
+    "  --window=SECONDS     merge window when reading a pipe (default 2,\n"
+    "                       as print: both count the same records late)\n"
+    "  --memory-limit=SIZE  stop when the decoder would hold more (e.g.\n"
+    "                       512M; default half the RAM; 0: no limit)\n"
+    "  -h, --help           show this help\n";
 
 struct thread_stat {
     int64_t tid;
@@ -311,7 +315,11 @@ static void print_stats(struct stats_ctx *s)
     free(rings);
 }
 
+enum { OPT_WINDOW = 256, OPT_MEMORY_LIMIT };
+
 static const struct option long_options[] = {
+    { "window", required_argument, NULL, OPT_WINDOW },
+    { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -320,6 +328,8 @@ int cmd_stats(int argc, char **argv)
 {
     struct stats_ctx *s = calloc(1, sizeof(*s));
     struct cli_input in = { .fd = -1 };
+    uint64_t window_ns = CLI_MERGE_WINDOW_NS;
+    uint64_t memory_limit = cli_memory_limit_default();
     int ret = CLI_FAIL;
     int c;
 
@@ -331,7 +341,17 @@ int cmd_stats(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-        if (c == 'h') {
+        if (c == OPT_WINDOW) {
+            if (cli_parse_seconds(optarg, &window_ns) == 0)
+                continue;
+            ret = cli_usage_error(usage, "bad time '%s' (seconds, e.g. "
+                                  "1.5)", optarg);
+        } else if (c == OPT_MEMORY_LIMIT) {
+            if (cli_parse_size(optarg, &memory_limit) == 0)
+                continue;
+            ret = cli_usage_error(usage, "bad size '%s' (bytes, or with K, "
+                                  "M, G: 512M)", optarg);
+        } else if (c == 'h') {
             fputs(usage, stdout);
             ret = CLI_OK;
         } else {
@@ -346,11 +366,14 @@ int cmd_stats(int argc, char **argv)
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         goto out;
 
-    /* Order does not matter here: no merge, nothing held back. */
+    /* The same merge as print: on a pipe, the records print marks late
+     * are those counted late here. */
     struct flightrec_client_options opt = {
         .on_record = on_record,
         .arg = s,
-        .merge = 0,
+        .merge = 1,
+        .merge_window_ns = cli_merge_window(&in, window_ns),
+        .memory_limit = memory_limit,
     };
     int rc = flightrec_client_create(&s->client, &opt);
     if (rc != 0) {

@@ -278,6 +278,10 @@ struct flightrec_client {
      * so they skip the queue (see frc_emit). */
     struct frc_ring *direct_ring;
     uint64_t direct_below;
+    /* Ordered reading: records the merge may still queue before the
+     * decode loop stops (feed_stop) and the reader moves on. */
+    uint64_t feed_quota;
+    int feed_stop;
 
     /* Memory the decoder holds (its own count of its large allocations),
      * against opt.memory_limit. */
@@ -300,7 +304,8 @@ struct flightrec_client {
 
 /* client.c */
 int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
-                   const unsigned char *p, size_t n, uint64_t offset);
+                   const unsigned char *p, size_t n, uint64_t offset,
+                   size_t *used);
 int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
                   uint64_t offset);
 int frc_fail(struct flightrec_client *c, int code, uint64_t offset,
@@ -397,6 +402,8 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
     q->event = (uint16_t)event;
     q->type = FLIGHTREC_RECORD_EVENT;
     q->flags = 0;
+    if (FLIGHTREC_UNLIKELY(--c->feed_quota == 0))
+        c->feed_stop = 1;
     if (time > c->max_time)
         c->max_time = time;
     *rc = FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)

@@ -509,6 +509,8 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
     }
     if (rq_push(c, r, rec) != 0)
         return frc_fail(c, FLIGHTREC_ENOMEM, rec->offset, "out of memory");
+    if (--c->feed_quota == 0)
+        c->feed_stop = 1;
     if (c->max_time >= c->release_at)
         return frc_merge_release(c);
     return 0;

@@ -38,9 +38,10 @@
 #include <unistd.h>
 
 #define READ_BUFFER (1u << 20)      /* bytes per read in sequential passes */
-#define READ_RECORD_BUDGET (1u << 18) /* records queued in all rings */
+#define READ_BYTES_BUDGET (4u << 20) /* ring input buffers, all rings */
 #define SLICE_ITEMS_MIN 8u
 #define SLICE_ITEMS_MAX 8192u
+#define FEED_QUOTA 64u               /* records a ring queues per feed */
 #define PROGRESS_STEP (UINT64_C(16) << 20)
 #define NO_SEGMENT UINT32_MAX
 #define NAME_SEGMENT UINT32_MAX
@@ -49,6 +50,14 @@ struct segment {
     uint64_t start;  /* offset of its first item (PROCESSOR or NAME_ID) */
     uint32_t ring;   /* pass-one ring index, or NAME_SEGMENT */
     uint32_t next;   /* next segment of the same ring, or NO_SEGMENT */
+};
+
+/* A ring's input read ahead but not decoded yet (a feed stops once the
+ * ring has queued FEED_QUOTA records). */
+struct ring_input {
+    unsigned char *buf;   /* slice_bytes, while the ring has input */
+    uint32_t len;
+    uint32_t pos;
 };
 
 struct reader {
@@ -81,7 +90,8 @@ struct reader {
 
     /* Second pass: where each ring goes on. */
     uint32_t *at_seg;
-    uint64_t *at_pos;
+    uint64_t *at_pos;    /* next byte to decode */
+    struct ring_input *input;
     size_t rings;
     size_t slice_bytes;
 };
@@ -245,6 +255,7 @@ static int feed_range(struct reader *rd, struct frc_ring *cur, uint64_t from,
 {
     struct flightrec_client *c = rd->c;
     int framed = from == 0;
+    size_t used;
 
     while (from < to && c->error == 0) {
         size_t n = to - from < rd->buf_size ? (size_t)(to - from)
@@ -254,37 +265,57 @@ static int feed_range(struct reader *rd, struct frc_ring *cur, uint64_t from,
         if (framed)
             flightrec_client_feed(c, rd->buf, n);
         else
-            frc_feed_items(c, cur, rd->buf, n, from);
+            frc_feed_items(c, cur, rd->buf, n, from, &used);
         cur = c->cur;
         from += n;
     }
     return c->error;
 }
 
-/* One slice of ring @a i's input. */
+/* Decodes ring @a i's input until FEED_QUOTA records are queued or the
+ * slice read ahead is used up. */
 static int feed_ring(struct reader *rd, size_t i)
 {
     struct flightrec_client *c = rd->c;
+    struct ring_input *in = &rd->input[i];
     uint32_t s = rd->at_seg[i];
     uint64_t pos = rd->at_pos[i];
     uint64_t end = segment_end(rd, s);
-    size_t n = end - pos < rd->slice_bytes ? (size_t)(end - pos)
-                                           : rd->slice_bytes;
     struct frc_ring *r = i < c->ring_count ? c->rings[i] : NULL;
+    size_t used = 0;
 
-    if (n != 0) {
-        if (read_at(rd, c, rd->buf, n, pos) != 0)
+    if (in->pos == in->len && pos < end) {
+        size_t n = end - pos < rd->slice_bytes ? (size_t)(end - pos)
+                                               : rd->slice_bytes;
+        if (in->buf == NULL) {
+            if (frc_charge(c, rd->slice_bytes, pos) != 0)
+                return c->error;
+            in->buf = malloc(rd->slice_bytes);
+            if (in->buf == NULL)
+                return frc_fail(c, FLIGHTREC_ENOMEM, pos, "out of memory");
+        }
+        if (read_at(rd, c, in->buf, n, pos) != 0)
             return c->error;
-        if (frc_feed_items(c, pos == rd->seg[s].start ? NULL : r, rd->buf, n,
-                           pos) != 0)
+        in->len = (uint32_t)n;
+        in->pos = 0;
+    }
+    if (in->pos < in->len) {
+        c->feed_quota = FEED_QUOTA;
+        c->feed_stop = 0;
+        frc_feed_items(c, pos == rd->seg[s].start ? NULL : r,
+                       in->buf + in->pos, in->len - in->pos, pos, &used);
+        c->feed_quota = UINT64_MAX;
+        c->feed_stop = 0;
+        if (c->error != 0)
             return c->error;
-        pos += n;
+        in->pos += (uint32_t)used;
+        pos += used;
     }
     if (r == NULL)
         r = i < c->ring_count ? c->rings[i] : NULL;
     if (r == NULL || r->index != i) {
         rd->at_seg[i] = NO_SEGMENT;
-        if (n == 0)
+        if (used == 0)
             return 0;
         return frc_fail(c, FLIGHTREC_ESTREAM, rd->seg[s].start,
                         "ring %zu did not decode as on the first pass", i);
@@ -296,10 +327,15 @@ static int feed_ring(struct reader *rd, size_t i)
         pos = s != NO_SEGMENT ? rd->seg[s].start : 0;
         if (s != NO_SEGMENT && rd->seg[s].start >= rd->end)
             s = NO_SEGMENT;
+        in->pos = in->len = 0;
     }
     rd->at_seg[i] = s;
     rd->at_pos[i] = pos;
     r->pending = s != NO_SEGMENT;
+    if (!r->pending) {
+        free(in->buf);
+        in->buf = NULL;
+    }
     return 0;
 }
 
@@ -326,12 +362,14 @@ static int merge(struct reader *rd)
     rd->rings = rd->scan_rings;
     if (frc_charge(c, rd->seg_cap * sizeof(*rd->seg) +
                           rd->rings * (sizeof(*rd->at_seg) +
-                                       sizeof(*rd->at_pos)),
+                                       sizeof(*rd->at_pos) +
+                                       sizeof(*rd->input)),
                    0) != 0)
         return c->error;
     rd->at_seg = malloc((rd->rings ? rd->rings : 1) * sizeof(*rd->at_seg));
     rd->at_pos = malloc((rd->rings ? rd->rings : 1) * sizeof(*rd->at_pos));
-    if (rd->at_seg == NULL || rd->at_pos == NULL)
+    rd->input = calloc(rd->rings ? rd->rings : 1, sizeof(*rd->input));
+    if (rd->at_seg == NULL || rd->at_pos == NULL || rd->input == NULL)
         return frc_fail(c, FLIGHTREC_ENOMEM, 0, "out of memory");
     for (size_t i = 0; i < rd->rings; i++) {
         uint32_t s = i < rd->ring_cap ? rd->first[i] : NO_SEGMENT;
@@ -340,7 +378,7 @@ static int merge(struct reader *rd)
         rd->at_seg[i] = s;
         rd->at_pos[i] = s != NO_SEGMENT ? rd->seg[s].start : 0;
     }
-    slice = READ_RECORD_BUDGET / (rd->rings ? rd->rings : 1);
+    slice = READ_BYTES_BUDGET / rd->item_size / (rd->rings ? rd->rings : 1);
     slice = slice < SLICE_ITEMS_MIN   ? SLICE_ITEMS_MIN
             : slice > SLICE_ITEMS_MAX ? SLICE_ITEMS_MAX
                                       : slice;
@@ -460,6 +498,9 @@ int flightrec_client_read_fd(flightrec_client *c, int fd)
     free(rd.last);
     free(rd.at_seg);
     free(rd.at_pos);
+    for (size_t i = 0; rd.input != NULL && i < rd.rings; i++)
+        free(rd.input[i].buf);
+    free(rd.input);
     flightrec_client_destroy(rd.scan);
     return flightrec_client_finish(c);
 }

@@ -640,6 +640,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                     if (rc != 0)
                         return (size_t)(p - start);
                     p += size;
+                    if (FLIGHTREC_UNLIKELY(c->feed_stop))
+                        break;
                     continue;
                 }
                 r->info.events++;
@@ -675,6 +677,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
         if (slow_item(c, word, data, offset + (uint64_t)(p - start)) != 0)
             return (size_t)(p - start);
         p += size;
+        if (FLIGHTREC_UNLIKELY(c->feed_stop))
+            break; /* the ordered reader has queued enough of this ring */
     }
     return (size_t)(p - start);
 }
@@ -712,12 +716,14 @@ static size_t items(struct flightrec_client *c, const unsigned char *p,
 }
 
 int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
-                   const unsigned char *p, size_t n, uint64_t offset)
+                   const unsigned char *p, size_t n, uint64_t offset,
+                   size_t *used)
 {
+    *used = 0;
     if (c->error != 0)
         return c->error;
     c->cur = cur;
-    items(c, p, n, offset);
+    *used = items(c, p, n, offset);
     return c->error;
 }
 
@@ -782,6 +788,7 @@ int flightrec_client_create(flightrec_client **out,
     c->proc_max = -1;
     c->item_size = 8;
     c->release_at = UINT64_MAX;
+    c->feed_quota = UINT64_MAX;
     *out = c;
     return 0;
 }

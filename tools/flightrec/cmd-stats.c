@@ -366,12 +366,14 @@ int cmd_stats(int argc, char **argv)
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         goto out;
 
-    /* The same merge as print: on a pipe, the records print marks late
-     * are those counted late here. */
+    /* On a pipe, the same merge as print, so that the records print marks
+     * late are those counted late here.  A file print reads in exact
+     * order (nothing late) and the summary does not depend on order: one
+     * pass without merge gives the same figures, faster. */
     struct flightrec_client_options opt = {
         .on_record = on_record,
         .arg = s,
-        .merge = 1,
+        .merge = !in.is_regular,
         .merge_window_ns = cli_merge_window(&in, window_ns),
         .memory_limit = memory_limit,
     };

@@ -16,10 +16,13 @@
  * The merge then runs as a lazy k-way merge: every ring that still has
  * input keeps at least one record queued; when the merge takes a ring's
  * last queued record it stops (frc_merge_step) and the reader feeds that
- * ring its next slice.  Since a k-way merge looks only at the first record
- * of each ring, this is the order of merge window 0, while each ring holds
- * at most a slice of records.  Slices shrink as rings multiply so that all
- * queues together stay near READ_RECORD_BUDGET records.
+ * ring again.  Since a k-way merge looks only at the first record of each
+ * ring, this is the order of merge window 0.  A feed stops once the ring
+ * has queued FEED_QUOTA records, keeping the rest of its input read ahead
+ * (a slice of at most READ_BYTES_BUDGET / rings bytes) undecoded; and
+ * while a ring is fed, its records that come before every queued record
+ * go straight to the callback (frc_merge_direct), so rings that record in
+ * long runs, as threads taking turns do, barely touch the queues.
  *
  * Name records are fed first, so records name events as the end of the
  * stream does (as window 0 delivers them).  Rings are primed in order of
@@ -169,8 +172,15 @@ static void on_segment(void *arg, uint32_t ring, uint64_t offset)
     /* Adjacent chunks of one ring (or name records) feed as one. */
     if (rd->seg_len != 0 && rd->seg[rd->seg_len - 1].ring == ring)
         return;
-    if (rd->scan->error != 0 || rd->seg_len >= NO_SEGMENT - 1 ||
-        grow(rd, (void **)&rd->seg, &rd->seg_cap, rd->seg_len + 1,
+    if (rd->scan->error != 0)
+        return;
+    if (rd->seg_len >= NO_SEGMENT - 1) {
+        frc_fail(rd->scan, FLIGHTREC_ECOUNT, offset,
+                 "more than %u runs of chunks to index",
+                 (unsigned)(NO_SEGMENT - 1));
+        return;
+    }
+    if (grow(rd, (void **)&rd->seg, &rd->seg_cap, rd->seg_len + 1,
              sizeof(*rd->seg), offset) != 0)
         return;
     if (ring == NAME_SEGMENT) {

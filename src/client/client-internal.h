@@ -5,6 +5,8 @@
  *   client-time.c   tick/ns arithmetic, sync anchors, hold-back resolution
  *   client-merge.c  delivery: per-ring queues and the k-way merge heap
  *   client-names.c  event and thread names, the id maps
+ *   client-read.c   flightrec_client_read_fd(): files in exact order,
+ *                   ring by ring, in memory bounded by the rings
  */
 #ifndef FLIGHTREC_CLIENT_INTERNAL_H
 #define FLIGHTREC_CLIENT_INTERNAL_H
@@ -115,6 +117,23 @@ struct frc_ring {
     struct flightrec_ring_info info;
     uint32_t index;        /* position in client->rings */
 
+    /* What the merge touches per record comes first, next to info's
+     * counters: with thousands of rings every line of a ring is a cache
+     * miss.  Merge: timed records waiting for their turn, oldest first;
+     * the ring is in the merge heap exactly when rq_head != NULL. */
+    struct frc_block *rq_head;
+    struct frc_block *rq_tail;
+    uint32_t rq_first;      /* next record in rq_head */
+    uint32_t rq_end;        /* records written to rq_tail */
+    uint32_t rq_cap;        /* capacity of rq_tail */
+    /* Ordered reading (client-read.c): the ring has input not yet fed,
+     * so the merge stops when its queue runs empty. */
+    int pending;
+    int has_first;          /* info.first_ns is set */
+    uint32_t gen;           /* generation of ident (see below) */
+    int gen_used;           /* a record may carry gen */
+    int ident_dirty;        /* info's identity written since ident taken */
+
     /* Time chain: valid when synced. */
     int synced;
     int fast;              /* fast path allowed (see frc_refresh_fast) */
@@ -124,7 +143,6 @@ struct frc_ring {
     uint64_t rem;          /* remainder of ticks * 1e9 / f */
     uint64_t floor;        /* last delivered time (monotonic floor) */
     int has_floor;
-    int has_first;         /* info.first_ns is set */
 
     /* UPTIME_LOW awaiting its UPTIME_HIGH. */
     uint64_t seq;          /* ring items decoded */
@@ -150,23 +168,10 @@ struct frc_ring {
     struct frc_queue held;  /* waiting for a sync (or losses for an item) */
     size_t held_events;     /* EVENT records in held */
 
-    /* Merge: timed records waiting for their turn, oldest first; the ring
-     * is in the merge heap exactly when rq_head != NULL. */
-    struct frc_block *rq_head;
-    struct frc_block *rq_tail;
-    uint32_t rq_first;      /* next record in rq_head */
-    uint32_t rq_end;        /* records written to rq_tail */
-    uint32_t rq_cap;        /* capacity of rq_tail */
-    /* Ordered reading (client-read.c): the ring has input not yet fed,
-     * so the merge stops when its queue runs empty. */
-    int pending;
 
     /* Identity generations (client-merge.c): records carry the generation
      * of info's identity fields when they were decoded, so that a record
      * delivered after the ring changed owner still describes its own. */
-    uint32_t gen;           /* generation of ident */
-    int gen_used;           /* a record may carry gen */
-    int ident_dirty;        /* info's identity written since ident taken */
     struct frc_ident ident; /* snapshot of generation gen */
     struct frc_ident *hist; /* older generations, oldest first (circular) */
     size_t hist_cap;        /* power of two or 0 */

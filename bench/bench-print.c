@@ -5,12 +5,15 @@
  * Writes a large flightrec stream (default 10 M events, 4 rings of 4096-item
  * chunks, LE_64) to a temporary file, then times, best of --runs:
  *
- *   decode   the same decode in this process with a no-op callback (merge
- *            on, window 0, 1 MiB reads) -- the baseline;
+ *   decode   the same decode in this process with a no-op callback
+ *            (flightrec_client_read_fd, merged, exact order, as print
+ *            reads a file) -- the baseline;
  *   print    the flightrec program printing text to /dev/null;
  *   csv      the same with --csv.
  *
- * and reports events/s and the ratio print / decode.
+ * and reports events/s and the ratio print / decode.  Times are CPU
+ * seconds (user and system), which a machine shared with other work
+ * leaves comparable.
  *
  *   bench-print [-n EVENTS] [--runs N] [--flightrec PATH] [--keep FILE]
  */
@@ -23,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,11 +79,13 @@ static void name(struct gen *g, uint32_t head, uint64_t head_data,
     }
 }
 
-static void generate(const char *path, uint64_t events)
+/* @a rings rings take turns, a chunk of up to 4096 events each (fewer
+ * when the events do not fill every ring's chunk). */
+static void generate(const char *path, uint64_t events, unsigned rings)
 {
-    enum { RINGS = 4, CHUNK = 4096, SYNC_EVERY = 1024 };
-    static const char *const names[RINGS] = { "main", "worker-1", "worker-2",
-                                              "io" };
+    enum { CHUNK = 4096, SYNC_EVERY = 1024 };
+    static const char *const names[4] = { "main", "worker-1", "worker-2",
+                                          "io" };
     static const uint32_t ids[8] = {
         FLIGHTREC_USER(0), FLIGHTREC_USER(1), FLIGHTREC_EV_MALLOC_ENTRY,
         FLIGHTREC_EV_MALLOC_EXIT, FLIGHTREC_EV_FREE_ENTRY,
@@ -86,17 +93,22 @@ static void generate(const char *path, uint64_t events)
         FLIGHTREC_USER(2),
     };
     struct gen *g = calloc(1, sizeof(*g));
-    uint64_t ticks[RINGS], pos[RINGS] = { 0 };
+    uint64_t *ticks = calloc(rings, sizeof(*ticks));
+    uint64_t *pos = calloc(rings, sizeof(*pos));
     uint64_t done = 0, seed = 88172645463325252u;
+    uint64_t chunk = events / rings < CHUNK ? events / rings : CHUNK;
 
-    if (g == NULL || (g->f = fopen(path, "wb")) == NULL) {
+    if (chunk == 0)
+        chunk = 1;
+    if (g == NULL || ticks == NULL || pos == NULL ||
+        (g->f = fopen(path, "wb")) == NULL) {
         perror("bench-print: create stream");
         exit(1);
     }
     put32(g, FLIGHTREC_FORMAT_LE_64);
     put32(g, FLIGHTREC_MAGIC);
     item(g, 0, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
-    item(g, 0, FLIGHTREC_EV_RING_COUNT, RINGS);
+    item(g, 0, FLIGHTREC_EV_RING_COUNT, rings);
     item(g, 0, FLIGHTREC_EV_PER_CPU_COUNT, 65536);
     item(g, 0, FLIGHTREC_EV_FREQUENCY, 1000000000u);
     item(g, 0, FLIGHTREC_EV_PROCESS_ID, 4242);
@@ -104,16 +116,16 @@ static void generate(const char *path, uint64_t events)
     item(g, 0, FLIGHTREC_EV_REALTIME_HIGH, 0x17900000u);
     name(g, FLIGHTREC_EV_EVENT_NAME_ID, FLIGHTREC_USER(0),
          FLIGHTREC_EV_EVENT_NAME, "request_begin", 2);
-    for (int r = 0; r < RINGS; r++)
-        ticks[r] = 1000u + 37u * (unsigned)r;
+    for (unsigned r = 0; r < rings; r++)
+        ticks[r] = 1000u + 37u * r;
     while (done < events) {
-        for (int r = 0; r < RINGS && done < events; r++) {
+        for (unsigned r = 0; r < rings && done < events; r++) {
             item(g, 0, FLIGHTREC_EV_PROCESSOR, (uint64_t)r);
-            name(g, FLIGHTREC_EV_THREAD_ID, 5000u + (unsigned)r,
-                 FLIGHTREC_EV_THREAD_NAME, names[r], 2);
+            name(g, FLIGHTREC_EV_THREAD_ID, 5000u + r,
+                 FLIGHTREC_EV_THREAD_NAME, names[r % 4], 2);
             item(g, 0, FLIGHTREC_EV_RING_CONTEXT, 0);
             item(g, 0, FLIGHTREC_EV_RING_POSITION, pos[r]);
-            for (int i = 0; i < CHUNK && done < events; i++, done++) {
+            for (uint64_t i = 0; i < chunk && done < events; i++, done++) {
                 if (i % SYNC_EVERY == 0) {
                     item(g, ticks[r], FLIGHTREC_EV_UPTIME_LOW,
                          (uint32_t)ticks[r]);
@@ -135,6 +147,8 @@ static void generate(const char *path, uint64_t events)
         perror("bench-print: write stream");
         exit(1);
     }
+    free(ticks);
+    free(pos);
     free(g);
 }
 
@@ -144,7 +158,7 @@ static double now(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -157,39 +171,39 @@ static int count_record(const struct flightrec_record *r, void *arg)
 
 static double time_decode(const char *path, uint64_t *records)
 {
-    enum { CHUNK = 1 << 20 };
-    unsigned char *buf = malloc(CHUNK);
     int fd = open(path, O_RDONLY);
     flightrec_client *c;
     struct flightrec_client_options opt = {
         .on_record = count_record, .arg = records, .merge = 1,
-        .merge_window_ns = 0,
     };
-    ssize_t n;
 
     *records = 0;
-    if (buf == NULL || fd < 0 || flightrec_client_create(&c, &opt) != 0) {
+    if (fd < 0 || flightrec_client_create(&c, &opt) != 0) {
         fprintf(stderr, "bench-print: cannot set up the decode\n");
         exit(1);
     }
     double t0 = now();
-    while ((n = read(fd, buf, CHUNK)) > 0)
-        if (flightrec_client_feed(c, buf, (size_t)n) != 0)
-            break;
-    int rc = flightrec_client_finish(c);
+    int rc = flightrec_client_read_fd(c, fd);
     double t = now() - t0;
     if (rc != 0)
         fprintf(stderr, "bench-print: decode: %s\n",
                 flightrec_client_message(c));
     flightrec_client_destroy(c);
     close(fd);
-    free(buf);
     return t;
 }
 
+static double cpu_seconds(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec + (double)ru->ru_stime.tv_sec +
+           ((double)ru->ru_utime.tv_usec + (double)ru->ru_stime.tv_usec) *
+               1e-6;
+}
+
+/* CPU seconds (user and system) of the program: comparable on a machine
+ * shared with other work, where wall time is not. */
 static double time_program(const char *bin, const char *path, int csv)
 {
-    double t0 = now();
     pid_t pid = fork();
 
     if (pid < 0) {
@@ -207,9 +221,12 @@ static double time_program(const char *bin, const char *path, int csv)
         _exit(127);
     }
     int st;
+    struct rusage before, after;
+    getrusage(RUSAGE_CHILDREN, &before);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    double t = now() - t0;
+    getrusage(RUSAGE_CHILDREN, &after);
+    double t = cpu_seconds(&after) - cpu_seconds(&before);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         fprintf(stderr, "bench-print: %s print failed (status %d)\n", bin,
                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
@@ -224,6 +241,8 @@ int main(int argc, char **argv)
     int runs = 3;
     const char *bin = FLIGHTREC_BIN;
     const char *keep = NULL;
+    unsigned rings = 4;
+    int generate_only = 0;
     char path[256];
 
     for (int i = 1; i < argc; i++) {
@@ -235,11 +254,26 @@ int main(int argc, char **argv)
             bin = argv[++i];
         else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
             keep = argv[++i];
+        else if (strcmp(argv[i], "--rings") == 0 && i + 1 < argc)
+            rings = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--generate-only") == 0)
+            generate_only = 1;
         else {
             fprintf(stderr, "usage: bench-print [-n EVENTS] [--runs N] "
-                    "[--flightrec PATH] [--keep FILE]\n");
+                    "[--rings N] [--flightrec PATH] [--keep FILE "
+                    "[--generate-only]]\n");
             return 2;
         }
+    }
+    if (rings == 0 || rings > (1u << 24) ||
+        (generate_only && keep == NULL)) {
+        fprintf(stderr, "bench-print: --rings is 1..2^24; --generate-only "
+                "needs --keep\n");
+        return 2;
+    }
+    if (generate_only) {
+        generate(keep, events, rings);
+        return 0;
     }
     if (bin[0] == '\0') {
         fprintf(stderr, "bench-print: give the program with --flightrec\n");
@@ -260,7 +294,7 @@ int main(int argc, char **argv)
         }
         close(fd);
     }
-    generate(path, events);
+    generate(path, events, rings);
 
     double best_decode = 1e30, best_print = 1e30, best_csv = 1e30;
     uint64_t records = 0;
@@ -279,8 +313,9 @@ int main(int argc, char **argv)
         unlink(path);
 
     double ev = (double)events;
-    printf("bench-print: %llu events (%llu records), best of %d\n",
-           (unsigned long long)events, (unsigned long long)records, runs);
+    printf("bench-print: %llu events (%llu records), %u rings, best of "
+           "%d\n", (unsigned long long)events, (unsigned long long)records,
+           rings, runs);
     printf("  decode only (no-op callback) %8.3f s %7.2f M events/s\n",
            best_decode, ev / best_decode / 1e6);
     printf("  flightrec print > /dev/null  %8.3f s %7.2f M events/s\n",

@@ -170,6 +170,10 @@ struct flightrec_client_totals {
     uint64_t untimed;    /**< EVENT records delivered untimed */
     uint64_t late;       /**< records delivered with FLIGHTREC_RECORD_LATE */
     uint32_t rings;      /**< rings seen */
+    /** Most bytes the decoder held at once for rings, held-back and queued
+     * records and its index (its own count of its large allocations,
+     * what flightrec_client_options::memory_limit is checked against). */
+    uint64_t memory;
 };
 
 /*=====   Client   =====*/
@@ -196,6 +200,19 @@ struct flightrec_client_options {
      * FLIGHTREC_MERGE_WINDOW_AUTO derives it from the stream.
      */
     uint64_t merge_window_ns;
+    /**
+     * Bytes the decoder may hold (rings, held-back and queued records,
+     * the index of flightrec_client_read_fd()); 0: no limit.  Past it the
+     * client stops with FLIGHTREC_ENOMEM and a message saying so, and
+     * delivers what it decoded before.
+     */
+    uint64_t memory_limit;
+    /**
+     * flightrec_client_read_fd(): called now and then with the bytes read
+     * so far and in all (a regular file is read twice, so @a total is
+     * twice its size); may be NULL.
+     */
+    void (*on_progress)(void *arg, uint64_t done, uint64_t total);
 };
 
 /**
@@ -234,6 +251,28 @@ FLIGHTREC_API int flightrec_client_feed(flightrec_client *client,
  * @retval <0 the sticky error of an earlier call
  */
 FLIGHTREC_API int flightrec_client_finish(flightrec_client *client);
+
+/**
+ * Reads the whole stream from @a fd (from its current position to its end)
+ * and finishes the client: flightrec_client_feed() and
+ * flightrec_client_finish() in one call.
+ *
+ * With merge on and a regular file, the file is read twice: once to index
+ * where each ring's chunks are, then ring by ring in a k-way merge that
+ * decodes each ring only as far as the merge needs.  Records come in
+ * exact time order -- the order of merge_window_ns 0 -- while memory is
+ * bounded by the number of rings and their chunks, not by the length of
+ * the stream; merge_window_ns is not used.  Any other descriptor (a pipe,
+ * a terminal, a socket), and every descriptor without merge, is read
+ * once through flightrec_client_feed().
+ *
+ * The client must be fresh (nothing fed).
+ * @retval as flightrec_client_finish()
+ * @retval -errno a read error; flightrec_client_message() says so, and
+ *         what was decoded before it was delivered
+ * @retval FLIGHTREC_ESTATE the client was already fed
+ */
+FLIGHTREC_API int flightrec_client_read_fd(flightrec_client *client, int fd);
 
 /** Frees the client; accepts NULL. */
 FLIGHTREC_API void flightrec_client_destroy(flightrec_client *client);

@@ -216,11 +216,15 @@ static int processor(struct flightrec_client *c, uint64_t id, uint64_t offset)
     if (frc_map_get(&c->ring_map, id, &i)) {
         r = c->rings[i];
     } else {
+        if (frc_charge(c, FRC_RING_COST, offset) != 0)
+            return c->error;
         r = frc_new_ring(c, (uint32_t)id);
         if (r == NULL)
             return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
     }
     c->cur = r;
+    if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
+        c->on_segment(c->segment_arg, r->index, offset);
     r->in_header = 1;
     r->has_position = 0;
     r->chunk_seq = r->seq;
@@ -325,6 +329,8 @@ int frc_chunk_item(struct flightrec_client *c, uint32_t action,
     case A_NAME_ID:
         rc = frc_close_chunk(c, r, offset);
         c->cur = NULL;
+        if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
+            c->on_segment(c->segment_arg, UINT32_MAX, offset);
         if (data < FLIGHTREC_EVENT_COUNT)
             frc_name_start(c, 2, (int64_t)data, NULL);
         else

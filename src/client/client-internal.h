@@ -7,6 +7,8 @@
  *   client-time.c   tick/ns arithmetic, sync anchors, hold-back resolution
  *   client-merge.c  delivery: per-ring queues and the k-way merge heap
  *   client-names.c  event and thread names, the id maps
+ *   client-read.c   flightrec_client_read_fd(): files in exact order,
+ *                   ring by ring, in memory bounded by the rings
  */
 #ifndef FLIGHTREC_CLIENT_INTERNAL_H
 #define FLIGHTREC_CLIENT_INTERNAL_H
@@ -101,9 +103,15 @@ struct frc_qrec {
  * never copies, and a block emptied by the merge is reused by any ring, so
  * memory follows what the window holds.  ~8 KiB per block. */
 #define FRC_BLOCK_RECS 255u
+/* Blocks come in size classes, 3 to 255 records (~112 B to ~8 KiB): a
+ * ring's first block is the smallest and each next one a class larger, so
+ * that a ring holding one record costs ~112 bytes, not 8 KiB. */
+#define FRC_BLOCK_CLASSES 4u
 struct frc_block {
     struct frc_block *next;
-    struct frc_qrec rec[FRC_BLOCK_RECS];
+    uint32_t cap;          /* records it holds: 3, 15, 63 or 255 */
+    uint32_t size_class;
+    struct frc_qrec rec[];
 };
 
 /* A ring's identity as records saw it: what a reused ring may change
@@ -119,6 +127,23 @@ struct frc_ring {
     struct flightrec_ring_info info;
     uint32_t index;        /* position in client->rings */
 
+    /* What the merge touches per record comes first, next to info's
+     * counters: with thousands of rings every line of a ring is a cache
+     * miss.  Merge: timed records waiting for their turn, oldest first;
+     * the ring is in the merge heap exactly when rq_head != NULL. */
+    struct frc_block *rq_head;
+    struct frc_block *rq_tail;
+    uint32_t rq_first;      /* next record in rq_head */
+    uint32_t rq_end;        /* records written to rq_tail */
+    uint32_t rq_cap;        /* capacity of rq_tail */
+    /* Ordered reading (client-read.c): the ring has input not yet fed,
+     * so the merge stops when its queue runs empty. */
+    int pending;
+    int has_first;          /* info.first_ns is set */
+    uint32_t gen;           /* generation of ident (see below) */
+    int gen_used;           /* a record may carry gen */
+    int ident_dirty;        /* info's identity written since ident taken */
+
     /* Time chain: valid when synced. */
     int synced;
     int fast;              /* fast path allowed (see frc_refresh_fast) */
@@ -128,7 +153,6 @@ struct frc_ring {
     uint64_t rem;          /* remainder of ticks * 1e9 / f */
     uint64_t floor;        /* last delivered time (monotonic floor) */
     int has_floor;
-    int has_first;         /* info.first_ns is set */
 
     /* UPTIME_LOW awaiting its UPTIME_HIGH. */
     uint64_t seq;          /* ring items decoded */
@@ -157,19 +181,10 @@ struct frc_ring {
     struct frc_queue held;  /* waiting for a sync (or losses for an item) */
     size_t held_events;     /* EVENT records in held */
 
-    /* Merge: timed records waiting for their turn, oldest first; the ring
-     * is in the merge heap exactly when rq_head != NULL. */
-    struct frc_block *rq_head;
-    struct frc_block *rq_tail;
-    uint32_t rq_first;      /* next record in rq_head */
-    uint32_t rq_end;        /* records written to rq_tail */
 
     /* Identity generations (client-merge.c): records carry the generation
      * of info's identity fields when they were decoded, so that a record
      * delivered after the ring changed owner still describes its own. */
-    uint32_t gen;           /* generation of ident */
-    int gen_used;           /* a record may carry gen */
-    int ident_dirty;        /* info's identity written since ident taken */
     struct frc_ident ident; /* snapshot of generation gen */
     struct frc_ident *hist; /* older generations, oldest first (circular) */
     size_t hist_cap;        /* power of two or 0 */
@@ -279,7 +294,27 @@ struct flightrec_client {
     uint64_t release_at;      /* max_time from which the heap's first
                                * record is due (saturated), UINT64_MAX if
                                * none is */
-    struct frc_block *pool;   /* free blocks */
+    struct frc_block *pool[FRC_BLOCK_CLASSES]; /* free blocks by class */
+    int exact;                /* ordered reading: nothing is ever late */
+    struct frc_ring *hungry;  /* ring the merge stopped at (pending input) */
+    /* Ordered reading: while the reader feeds this ring (its queue empty),
+     * its records before direct_below come before every queued record,
+     * so they skip the queue (see frc_emit). */
+    struct frc_ring *direct_ring;
+    uint64_t direct_below;
+    /* Ordered reading: records the merge may still queue before the
+     * decode loop stops (feed_stop) and the reader moves on. */
+    uint64_t feed_quota;
+    int feed_stop;
+
+    /* Memory the decoder holds (its own count of its large allocations),
+     * against opt.memory_limit. */
+    uint64_t mem_used;
+
+    /* Ordered reading, first pass: told where each chunk (ring index) or
+     * name record (UINT32_MAX) begins. */
+    void (*on_segment)(void *arg, uint32_t ring_index, uint64_t offset);
+    void *segment_arg;
     struct flightrec_ring_info view; /* ring_info of a record whose ring
                                       * changed identity since */
 
@@ -287,7 +322,16 @@ struct flightrec_client {
     struct frc_ring *rec_ring;   /* rec holds this ring's fast fields */
 };
 
+/* Bytes counted against the memory limit per ring (the ring, its map
+ * slot and pointer, its thread entry). */
+#define FRC_RING_COST (sizeof(struct frc_ring) + 128u)
+
 /* client.c */
+int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
+                   const unsigned char *p, size_t n, uint64_t offset,
+                   size_t *used);
+int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
+                  uint64_t offset);
 int frc_fail(struct flightrec_client *c, int code, uint64_t offset,
              const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -347,7 +391,9 @@ static inline uint64_t frc_div(const struct flightrec_client *c, uint64_t x)
 }
 
 /* client-merge.c */
-int frc_queue_push(struct frc_queue *q, const struct frc_rec *rec);
+int frc_charge(struct flightrec_client *c, uint64_t bytes, uint64_t offset);
+int frc_queue_push(struct flightrec_client *c, struct frc_queue *q,
+                   const struct frc_rec *rec);
 void frc_queue_free(struct frc_queue *q);
 int frc_emit(struct flightrec_client *c, struct frc_ring *r,
              struct frc_rec *rec);
@@ -355,6 +401,10 @@ int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
                 const struct frc_rec *rec);
 int frc_merge_release(struct flightrec_client *c);
 int frc_merge_drain(struct flightrec_client *c);
+struct frc_ring *frc_merge_step(struct flightrec_client *c, int *rc);
+/* Ring @a r (hungry, so out of the heap) is fed next: what it decodes
+ * before the heap's first record is delivered at once. */
+void frc_merge_direct(struct flightrec_client *c, struct frc_ring *r);
 void frc_merge_free(struct flightrec_client *c);
 void frc_ident_init(struct frc_ring *r);
 int frc_ident_take(struct flightrec_client *c, struct frc_ring *r,
@@ -413,7 +463,7 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
 {
     struct frc_qrec *q;
 
-    if (!(r->rq_head != NULL && r->rq_end < FRC_BLOCK_RECS &&
+    if (!(r->rq_head != NULL && r->rq_end < r->rq_cap &&
           time >= c->released))
         return 0;
     q = &r->rq_tail->rec[r->rq_end++];
@@ -424,6 +474,8 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
     q->event = (uint16_t)event;
     q->type = FLIGHTREC_RECORD_EVENT;
     q->flags = 0;
+    if (FLIGHTREC_UNLIKELY(--c->feed_quota == 0))
+        c->feed_stop = 1;
     if (time > c->max_time)
         c->max_time = time;
     *rc = FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)

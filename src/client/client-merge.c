@@ -30,12 +30,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-int frc_queue_push(struct frc_queue *q, const struct frc_rec *rec)
+int frc_charge(struct flightrec_client *c, uint64_t bytes, uint64_t offset)
+{
+    uint64_t limit = c->opt.memory_limit;
+
+    if (limit != 0 && (bytes > limit || c->mem_used > limit - bytes))
+        return frc_fail(c, FLIGHTREC_ENOMEM, offset,
+                        "memory limit of %llu MiB reached (%zu rings, %zu "
+                        "records held back)",
+                        (unsigned long long)(limit >> 20), c->ring_count,
+                        c->held_total);
+    c->mem_used += bytes;
+    if (c->mem_used > c->totals.memory)
+        c->totals.memory = c->mem_used;
+    return 0;
+}
+
+int frc_queue_push(struct flightrec_client *c, struct frc_queue *q,
+                   const struct frc_rec *rec)
 {
     if (q->len == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 16;
+        size_t cap = q->cap ? q->cap * 2 : 4;
         struct frc_rec *buf;
         if (cap > SIZE_MAX / sizeof(*buf))
+            return -1;
+        if (frc_charge(c, (cap - q->cap) * sizeof(*buf), rec->offset) != 0)
             return -1;
         buf = malloc(cap * sizeof(*buf));
         if (buf == NULL)
@@ -264,7 +283,10 @@ static int heap_insert(struct flightrec_client *c, struct frc_ring *r,
 {
     if (c->heap_len == c->heap_cap) {
         size_t cap = c->heap_cap ? c->heap_cap * 2 : 16;
-        struct frc_heap_entry *h = realloc(c->heap, cap * sizeof(*h));
+        struct frc_heap_entry *h;
+        if (frc_charge(c, (cap - c->heap_cap) * sizeof(*h), 0) != 0)
+            return -1;
+        h = realloc(c->heap, cap * sizeof(*h));
         if (h == NULL)
             return -1;
         c->heap = h;
@@ -278,23 +300,35 @@ static int heap_insert(struct flightrec_client *c, struct frc_ring *r,
 
 /*=====   Ring queues   =====*/
 
-static struct frc_block *block_get(struct flightrec_client *c)
-{
-    struct frc_block *b = c->pool;
+static const uint32_t block_caps[FRC_BLOCK_CLASSES] = { 3, 15, 63,
+                                                        FRC_BLOCK_RECS };
 
-    if (b != NULL)
-        c->pool = b->next;
-    else
-        b = malloc(sizeof(*b));
-    if (b != NULL)
-        b->next = NULL;
+static struct frc_block *block_get(struct flightrec_client *c,
+                                   uint32_t size_class, uint64_t offset)
+{
+    struct frc_block *b = c->pool[size_class];
+    uint32_t cap = block_caps[size_class];
+
+    if (b != NULL) {
+        c->pool[size_class] = b->next;
+    } else {
+        size_t size = sizeof(*b) + cap * sizeof(b->rec[0]);
+        if (frc_charge(c, size, offset) != 0)
+            return NULL;
+        b = malloc(size);
+        if (b == NULL)
+            return NULL;
+        b->cap = cap;
+        b->size_class = size_class;
+    }
+    b->next = NULL;
     return b;
 }
 
 static void block_put(struct flightrec_client *c, struct frc_block *b)
 {
-    b->next = c->pool;
-    c->pool = b;
+    b->next = c->pool[b->size_class];
+    c->pool[b->size_class] = b;
 }
 
 /* Appends a record; the ring enters the heap if it had none queued. */
@@ -304,7 +338,7 @@ static int rq_push(struct flightrec_client *c, struct frc_ring *r,
     struct frc_qrec *q;
 
     if (r->rq_head == NULL) {
-        struct frc_block *b = block_get(c);
+        struct frc_block *b = block_get(c, 0, rec->offset);
         if (b == NULL)
             return -1;
         if (heap_insert(c, r, rec->time) != 0) {
@@ -313,14 +347,18 @@ static int rq_push(struct flightrec_client *c, struct frc_ring *r,
         }
         r->rq_head = r->rq_tail = b;
         r->rq_first = r->rq_end = 0;
+        r->rq_cap = b->cap;
         update_release_at(c);
-    } else if (r->rq_end == FRC_BLOCK_RECS) {
-        struct frc_block *b = block_get(c);
+    } else if (r->rq_end == r->rq_cap) {
+        uint32_t k = r->rq_tail->size_class;
+        struct frc_block *b =
+            block_get(c, k + 1 < FRC_BLOCK_CLASSES ? k + 1 : k, rec->offset);
         if (b == NULL)
             return -1;
         r->rq_tail->next = b;
         r->rq_tail = b;
         r->rq_end = 0;
+        r->rq_cap = b->cap;
     }
     q = &r->rq_tail->rec[r->rq_end++];
     q->time = rec->time;
@@ -350,7 +388,7 @@ static FLIGHTREC_ALWAYS_INLINE int rq_pop(struct flightrec_client *c,
         block_put(c, b);
         return 0;
     }
-    if (r->rq_first == FRC_BLOCK_RECS) {
+    if (r->rq_first == b->cap) {
         r->rq_head = b->next;
         r->rq_first = 0;
         block_put(c, b);
@@ -404,6 +442,12 @@ static int release(struct flightrec_client *c, uint64_t limit)
             c->heap_len = --len;
             if (len != 0)
                 sift_down(h, len, 0, h[len]);
+            if (r->pending && rc == 0) {
+                /* Its next records are not decoded yet: the reader feeds
+                 * it before the merge may go on. */
+                c->hungry = r;
+                break;
+            }
         } else {
             struct frc_heap_entry e;
             e.key = rq_key(r);
@@ -438,15 +482,22 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
 {
     if (!c->opt.merge)
         return frc_deliver(c, r, rec);
+    if (r == c->direct_ring) {
+        if (rec->time < c->direct_below)
+            return frc_deliver(c, r, rec);
+        c->direct_ring = NULL; /* the rest queue behind this one */
+    }
     if (rec->time > c->max_time)
         c->max_time = rec->time;
-    if (rec->time < c->released) {
+    if (rec->time < c->released && !c->exact) {
         /* Its turn has passed: deliver it now, marked. */
         rec->flags |= FLIGHTREC_RECORD_LATE;
         return frc_deliver(c, r, rec);
     }
     if (rq_push(c, r, rec) != 0)
         return frc_fail(c, FLIGHTREC_ENOMEM, rec->offset, "out of memory");
+    if (--c->feed_quota == 0)
+        c->feed_stop = 1;
     if (c->max_time >= c->release_at)
         return frc_merge_release(c);
     return 0;
@@ -455,6 +506,25 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
 int frc_merge_drain(struct flightrec_client *c)
 {
     return release(c, UINT64_MAX);
+}
+
+struct frc_ring *frc_merge_step(struct flightrec_client *c, int *rc)
+{
+    c->hungry = NULL;
+    *rc = release(c, UINT64_MAX);
+    return c->hungry;
+}
+
+void frc_merge_direct(struct flightrec_client *c, struct frc_ring *r)
+{
+    c->direct_ring = r;
+    if (c->heap_len == 0) {
+        c->direct_below = UINT64_MAX;
+    } else {
+        /* Equal times go in ring order. */
+        const struct frc_heap_entry *h = &c->heap[0];
+        c->direct_below = h->key + (r->index < h->index && h->key != UINT64_MAX);
+    }
 }
 
 void frc_merge_free(struct flightrec_client *c)
@@ -469,10 +539,12 @@ void frc_merge_free(struct flightrec_client *c)
         }
         r->rq_head = r->rq_tail = NULL;
     }
-    while (c->pool != NULL) {
-        struct frc_block *next = c->pool->next;
-        free(c->pool);
-        c->pool = next;
+    for (size_t k = 0; k < FRC_BLOCK_CLASSES; k++) {
+        while (c->pool[k] != NULL) {
+            struct frc_block *next = c->pool[k]->next;
+            free(c->pool[k]);
+            c->pool[k] = next;
+        }
     }
     free(c->heap);
     c->heap = NULL;

@@ -298,7 +298,7 @@ int frc_hold(struct flightrec_client *c, struct frc_ring *r,
                         "ring, %u in all)", (unsigned)r->info.id,
                         (unsigned)FRC_HOLD_RING_MAX,
                         (unsigned)FRC_HOLD_TOTAL_MAX);
-    if (frc_queue_push(&r->held, rec) != 0)
+    if (frc_queue_push(c, &r->held, rec) != 0)
         return frc_fail(c, FLIGHTREC_ENOMEM, rec->offset, "out of memory");
     c->held_total++;
     if (rec->type == FLIGHTREC_RECORD_EVENT)

@@ -142,7 +142,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                 r->floor = r->ns;
                 r->has_floor = 1;
                 r->seq++;
-                if (c->opt.merge) {
+                if (c->opt.merge && (r != c->direct_ring ||
+                                     r->ns >= c->direct_below)) {
                     /* Timed in place; the merge decides when it goes. */
                     struct frc_rec rec;
                     int rc;
@@ -162,6 +163,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                     if (rc != 0)
                         return (size_t)(p - start);
                     p += size;
+                    if (FLIGHTREC_UNLIKELY(c->feed_stop))
+                        break;
                     continue;
                 }
                 FRC_COUNT_EVENT(c, r, 0u);
@@ -192,6 +195,8 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
         if (slow_item(c, word, data, offset + (uint64_t)(p - start)) != 0)
             return (size_t)(p - start);
         p += size;
+        if (FLIGHTREC_UNLIKELY(c->feed_stop))
+            break; /* the ordered reader has queued enough of this ring */
     }
     return (size_t)(p - start);
 }
@@ -226,6 +231,28 @@ static size_t items(struct flightrec_client *c, const unsigned char *p,
     if (c->big_endian)
         return c->wide ? run_be64(c, p, n, offset) : run_be32(c, p, n, offset);
     return c->wide ? run_le64(c, p, n, offset) : run_le32(c, p, n, offset);
+}
+
+int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
+                   const unsigned char *p, size_t n, uint64_t offset,
+                   size_t *used)
+{
+    *used = 0;
+    if (c->error != 0)
+        return c->error;
+    c->cur = cur;
+    *used = items(c, p, n, offset);
+    return c->error;
+}
+
+int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
+                  uint64_t offset)
+{
+    int rc = frc_close_chunk(c, r, offset);
+
+    if (c->cur == r)
+        c->cur = NULL;
+    return rc;
 }
 
 static int header(struct flightrec_client *c)
@@ -284,6 +311,7 @@ int flightrec_client_create(flightrec_client **out,
     c->proc_max = -1;
     c->item_size = 8;
     c->release_at = UINT64_MAX;
+    c->feed_quota = UINT64_MAX;
     *out = c;
     return 0;
 }

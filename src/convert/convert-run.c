@@ -11,8 +11,9 @@
 #include "convert-out.h"
 #include "convert.h"
 
-/* How long the decoder holds records back to merge rings in time order:
- * memory is bounded by the records of this window, not by the trace. */
+/* Reading a pipe, how long the decoder holds records back to merge rings
+ * in time order: memory is bounded by the records of this window, not by
+ * the trace (a regular file is merged exactly, see fr_convert_fd). */
 #define MERGE_WINDOW_NS 1000000000ull
 #define READ_CHUNK (1u << 20)
 
@@ -64,7 +65,16 @@ static int on_record(const struct flightrec_record *rec, void *arg)
     return 0;
 }
 
+static void show_progress(void *arg, uint64_t done, uint64_t total)
+{
+    (void)arg;
+    if (total != 0)
+        fprintf(stderr, "\rconverting: %3d%% (%" PRIu64 " MiB)",
+                (int)(done * 100 / total), done >> 20);
+}
+
 static int setup(struct run *r, struct fr_sink *sink,
+                 const struct fr_convert_progress *progress,
                  struct fr_convert_stats *stats, char *err, size_t err_size)
 {
     memset(r, 0, sizeof *r);
@@ -76,6 +86,11 @@ static int setup(struct run *r, struct fr_sink *sink,
     opt.arg = r;
     opt.merge = 1;
     opt.merge_window_ns = MERGE_WINDOW_NS;
+    if (progress != NULL) {
+        opt.memory_limit = progress->memory_limit;
+        if (progress->show && progress->total_bytes > 0)
+            opt.on_progress = show_progress;
+    }
     if (flightrec_client_create(&r->client, &opt) != 0) {
         fr_errorf(err, err_size, "cannot create the decoder");
         return -1;
@@ -115,7 +130,7 @@ int fr_convert_buffer(const void *buf, size_t len, struct fr_sink *sink,
                       size_t err_size)
 {
     struct run r;
-    if (setup(&r, sink, stats, err, err_size) != 0)
+    if (setup(&r, sink, NULL, stats, err, err_size) != 0)
         return -1;
     int rc = flightrec_client_feed(r.client, buf, len);
     stats->bytes = len;
@@ -127,43 +142,17 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
                   struct fr_convert_stats *stats, char *err, size_t err_size)
 {
     struct run r;
-    if (setup(&r, sink, stats, err, err_size) != 0)
+    if (setup(&r, sink, progress, stats, err, err_size) != 0)
         return -1;
-    unsigned char *buf = malloc(READ_CHUNK);
-    if (buf == NULL) {
-        flightrec_client_destroy(r.client);
-        fr_errorf(err, err_size, "out of memory");
-        return -1;
-    }
-    int rc = 0, shown = -1;
-    int show = progress && progress->show && progress->total_bytes > 0;
-    for (;;) {
-        ssize_t n = read(fd, buf, READ_CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            fr_errorf(err, err_size, "read: %s", strerror(errno));
-            free(buf);
-            flightrec_client_destroy(r.client);
-            return -1;
-        }
-        if (n == 0)
-            break;
-        stats->bytes += (uint64_t)n;
-        rc = flightrec_client_feed(r.client, buf, (size_t)n);
-        if (rc != 0)
-            break;
-        if (show) {
-            int pct = (int)(stats->bytes * 100 / progress->total_bytes);
-            if (pct != shown) {
-                shown = pct;
-                fprintf(stderr, "\rconverting: %3d%% (%" PRIu64 " MiB)",
-                        pct > 100 ? 100 : pct, stats->bytes >> 20);
-            }
-        }
-    }
-    if (show)
+    /* Reads and finishes: a file in exact order, a pipe through the
+     * window. */
+    int rc = flightrec_client_read_fd(r.client, fd);
+    if (r.client != NULL && progress && progress->show &&
+        progress->total_bytes > 0)
         fprintf(stderr, "\r%40s\r", "");
-    free(buf);
+    struct flightrec_client_totals tot;
+    flightrec_client_totals(r.client, &tot);
+    stats->bytes = tot.bytes;
+    stats->late = tot.late;
     return finish(&r, rc, err, err_size);
 }

@@ -79,17 +79,22 @@ int fr_json_create(struct fr_sink **out, const char *path, char *err,
 struct fr_convert_progress {
     uint64_t total_bytes;      /* 0 if unknown: no progress shown */
     int show;                  /* print progress to stderr */
+    uint64_t memory_limit;     /* decoder memory limit, bytes; 0: none */
 };
 
 struct fr_convert_stats {
     uint64_t bytes;
     uint64_t records;
     uint64_t lost;
+    uint64_t late;    /* records written out of time order (pipes only) */
 };
 
 /*
- * Reads @a fd to its end through a merging client into @a sink.  Returns 0,
- * or -1 with a message in @a err (decoder or writer error).
+ * Reads @a fd to its end through a merging client into @a sink: a regular
+ * file in exact time order (flightrec_client_read_fd), anything else
+ * through a merge window, counting in stats->late the records that came
+ * too late for it.  Returns 0, or -1 with a message in @a err (decoder or
+ * writer error).
  */
 int fr_convert_fd(int fd, struct fr_sink *sink,
                   const struct fr_convert_progress *progress,

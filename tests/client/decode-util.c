@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+#define _POSIX_C_SOURCE 200809L
 #include "decode-util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -43,6 +46,52 @@ static int collect(const struct flightrec_record *r, void *arg)
     return 0;
 }
 
+static void write_all(int fd, const unsigned char *p, size_t len)
+{
+    while (len != 0) {
+        ssize_t k = write(fd, p, len);
+        CHECK(k > 0);
+        p += k;
+        len -= (size_t)k;
+    }
+}
+
+/* The whole stream through flightrec_client_read_fd(), which finishes. */
+static void read_fd(struct tresult *res, flightrec_client *c,
+                    const void *buf, size_t len, int how)
+{
+    int fd;
+    pid_t child = -1;
+
+    if (how == 1) {
+        FILE *f = tmpfile();
+        CHECK(f != NULL);
+        fd = dup(fileno(f));
+        CHECK(fd >= 0);
+        fclose(f);
+        write_all(fd, buf, len);
+        CHECK(lseek(fd, 0, SEEK_SET) == 0);
+    } else {
+        int p[2];
+        CHECK(pipe(p) == 0);
+        child = fork();
+        CHECK(child >= 0);
+        if (child == 0) {
+            close(p[0]);
+            write_all(p[1], buf, len);
+            _exit(0);
+        }
+        close(p[1]);
+        fd = p[0];
+    }
+    res->feed_rc = flightrec_client_read_fd(c, fd);
+    close(fd);
+    if (child > 0) {
+        int st;
+        CHECK(waitpid(child, &st, 0) == child);
+    }
+}
+
 void tdecode(struct tresult *res, const void *buf, size_t len,
              const struct topts *opts)
 {
@@ -64,7 +113,12 @@ void tdecode(struct tresult *res, const void *buf, size_t len,
     o.arg = &x;
     o.merge = opts->merge;
     o.merge_window_ns = opts->window;
+    o.memory_limit = opts->memory_limit;
     CHECK_EQ_I(flightrec_client_create(&c, &o), 0);
+    if (opts->read_fd != 0) {
+        read_fd(res, c, buf, len, opts->read_fd);
+        at = len;
+    }
     seed = (uint64_t)opts->chunking * 0x9e3779b97f4a7c15u + 1;
     while (at < len) {
         size_t k = len - at;

@@ -37,6 +37,11 @@ struct topts {
     uint64_t window;
     int keep;          /* keep the client for name / ring queries */
     int stop_after;    /* callback returns 1 after this many (0: never) */
+    /* 1: flightrec_client_read_fd() on a temporary file holding the
+     * stream, 2: on a pipe a child process writes it to; chunking is then
+     * not used. */
+    int read_fd;
+    uint64_t memory_limit;
 };
 
 void tdecode(struct tresult *res, const void *buf, size_t len,

@@ -607,6 +607,80 @@ TEST(merge_reference)
     }
 }
 
+/* flightrec_client_read_fd() gives exactly the records, totals and error
+ * of feeding the whole stream: on a file those of merge window 0 (exact
+ * order, though it holds only slices), on a pipe those of the window. */
+static void check_read_fd(const struct fr_vec *v)
+{
+    static const uint64_t windows[] = {0, 1500};
+
+    for (int how = 1; how <= 2; how++) {
+        for (size_t w = 0; w < 2; w++) {
+            struct topts fed = {.merge = 1, .window = how == 1 ? 0
+                                                               : windows[w]};
+            struct topts read = fed;
+            struct tresult want, got;
+            read.read_fd = how;
+            read.window = windows[w]; /* not used on a file */
+            tdecode(&want, v->buf, v->len, &fed);
+            tdecode(&got, v->buf, v->len, &read);
+            tcompare(&want, &got);
+            CHECK_EQ_U(got.error_offset, want.error_offset);
+            CHECK_EQ_U(got.totals.bytes, want.totals.bytes);
+            CHECK_EQ_U(got.totals.items, want.totals.items);
+            CHECK_EQ_U(got.totals.events, want.totals.events);
+            CHECK_EQ_U(got.totals.overflow, want.totals.overflow);
+            CHECK_EQ_U(got.totals.missing, want.totals.missing);
+            CHECK_EQ_U(got.totals.discard, want.totals.discard);
+            CHECK_EQ_U(got.totals.untimed, want.totals.untimed);
+            CHECK_EQ_U(got.totals.late, want.totals.late);
+            CHECK_EQ_U(got.totals.rings, want.totals.rings);
+            tresult_free(&want);
+            tresult_free(&got);
+        }
+    }
+}
+
+TEST(read_fd_reference)
+{
+    struct fr_vec v;
+
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        fr_vec_init(&v, seed & 1 ? FLIGHTREC_FORMAT_LE_32
+                                  : FLIGHTREC_FORMAT_BE_64);
+        random_stream(&v, seed);
+        check_read_fd(&v);
+        fr_vec_free(&v);
+    }
+    /* Hold-back across chunks, names between chunks, a truncated end. */
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_64);
+    three_rings(&v);
+    fr_vec_name(&v, FLIGHTREC_EV_EVENT_NAME_ID, 600, FLIGHTREC_EV_EVENT_NAME,
+                "name", 8);
+    fr_vec_flightrec_chunk(&v, 1, 11, "r", 0, 40, 3, 2);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(7), 1);
+    fr_vec_uptime(&v, 200, 50000);
+    fr_vec_item(&v, 300, FLIGHTREC_USER(7), 2);
+    fr_vec_flightrec_chunk(&v, 2, 12, "r", 0, 20, 0, 0);
+    fr_vec_item(&v, 100, FLIGHTREC_USER(7), 3);
+    check_read_fd(&v);
+    fr_vec_u32(&v, 0x1234); /* truncated item */
+    check_read_fd(&v);
+    /* An error inside a chunk: what came before it, in both. */
+    v.len -= 4;
+    fr_vec_item(&v, 5, FLIGHTREC_EV_PROCESSOR, 1u << 24);
+    fr_vec_item(&v, 6, FLIGHTREC_USER(1), 9);
+    check_read_fd(&v);
+    fr_vec_free(&v);
+    /* Nothing but a header; and less than the framing. */
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, NS, 1, 64, 1, 0);
+    check_read_fd(&v);
+    v.len = 5;
+    check_read_fd(&v);
+    fr_vec_free(&v);
+}
+
 /* Any chunking gives the same records, merged or not, with losses,
  * hold-back, names and a truncated end. */
 TEST(chunking_invariance)

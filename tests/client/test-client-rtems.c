@@ -454,6 +454,15 @@ TEST(versions_formats)
             tdecode(&merged, b.v.buf, b.v.len, &merge);
             check_info(&b, &merged);
             check_records(&b, &merged, sorted, "merged");
+            tresult_free(&merged);
+            /* A file read ring by ring (flightrec_client_read_fd): the
+             * same exact order, names and losses. */
+            merge.read_fd = 1;
+            tdecode(&merged, b.v.buf, b.v.len, &merge);
+            check_info(&b, &merged);
+            check_records(&b, &merged, sorted, "read from a file");
+            CHECK_EQ_U(merged.totals.overflow, res.totals.overflow);
+            CHECK_EQ_U(merged.totals.missing, res.totals.missing);
 
             free(sorted);
             tresult_free(&res);
@@ -546,6 +555,13 @@ TEST(rename_while_running)
     CHECK_EQ_S(res.recs[3].thread_name, "renamed");
     CHECK_EQ_I(res.recs[3].thread_id, UI1);
     CHECK_EQ_U(res.recs[3].time_ns, 290000000u);
+    tresult_free(&res);
+    merge.read_fd = 1; /* the same from a file, ring by ring */
+    tdecode(&res, b.v.buf, b.v.len, &merge);
+    CHECK_EQ_I(res.finish_rc, 0);
+    CHECK_EQ_U(res.n, 4);
+    CHECK_EQ_S(res.recs[2].thread_name, "UI1");
+    CHECK_EQ_S(res.recs[3].thread_name, "renamed");
     tresult_free(&res);
     build_free(&b);
 }

@@ -123,8 +123,32 @@ uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns)
     return in->is_regular ? 0 : window_ns;
 }
 
+/* Reports a stream error (not a callback stop: its owner says why). */
+static int decode_result(struct cli_input *in, flightrec_client *client,
+                         int rc)
+{
+    if (rc != 0 && rc != FLIGHTREC_ECALLBACK) {
+        const char *m = flightrec_client_message(client);
+        char safe[512];
+        if (m == NULL || m[0] == '\0')
+            m = flightrec_strerror(rc);
+        /* The message may quote names from the stream. */
+        cli_msg(CLI_ERROR, "%s: %s", in->name, cli_escape(safe, sizeof safe, m));
+    }
+    return rc;
+}
+
 int cli_decode(struct cli_input *in, flightrec_client *client)
 {
+    /* A regular file is read twice, in exact order with memory bounded by
+     * its rings.  Anything else is read once, through the merge window,
+     * here rather than by flightrec_client_read_fd() so that a live print
+     * shows what it has whenever the input pauses (on_idle). */
+    if (in->is_regular) {
+        int rc = flightrec_client_read_fd(client, in->fd);
+        return decode_result(in, client, rc);
+    }
+
     enum { CHUNK = 1u << 20 };
     unsigned char *buf = malloc(CHUNK);
     int rc = 0;
@@ -135,7 +159,7 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
         return FLIGHTREC_ENOMEM;
     }
     for (;;) {
-        if (in->on_idle != NULL && !in->is_regular) {
+        if (in->on_idle != NULL) {
             /* Nothing to read yet: let the caller show what it has before
              * the read waits. */
             struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
@@ -165,15 +189,7 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
                 strerror(read_errno));
         return -read_errno;
     }
-    if (rc != 0 && rc != FLIGHTREC_ECALLBACK) {
-        const char *m = flightrec_client_message(client);
-        char safe[512];
-        if (m == NULL || m[0] == '\0')
-            m = flightrec_strerror(rc);
-        /* The message may quote names from the stream. */
-        cli_msg(CLI_ERROR, "%s: %s", in->name, cli_escape(safe, sizeof safe, m));
-    }
-    return rc;
+    return decode_result(in, client, rc);
 }
 
 /*=====   Option values   =====*/
@@ -193,6 +209,41 @@ int cli_parse_u64(const char *text, uint64_t *out)
         v = v * 10 + d;
     }
     *out = v;
+    return 0;
+}
+
+uint64_t cli_memory_limit_default(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+
+    if (pages <= 0 || page <= 0)
+        return 0;
+    return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+int cli_parse_size(const char *text, uint64_t *bytes)
+{
+    char digits[32];
+    size_t n = text != NULL ? strlen(text) : 0;
+    unsigned shift = 0;
+    uint64_t v;
+
+    if (n == 0 || n >= sizeof digits)
+        return -1;
+    memcpy(digits, text, n + 1);
+    switch (digits[n - 1]) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    case 'T': case 't': shift = 40; break;
+    default: break;
+    }
+    if (shift != 0)
+        digits[--n] = '\0';
+    if (cli_parse_u64(digits, &v) != 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *bytes = v << shift;
     return 0;
 }
 

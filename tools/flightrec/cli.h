@@ -111,11 +111,11 @@ int cli_input_open(struct cli_input *in, const char *path);
 void cli_input_close(struct cli_input *in);
 
 /**
- * Reads the whole input into @a client (feed, then finish, also after an
- * error so that everything decoded before it is delivered).  Prints
- * "NAME: <decoder message>" on a stream error and "NAME: read error: ..."
- * on a read error; a callback stop (FLIGHTREC_ECALLBACK) prints nothing,
- * the callback owner reports why.
+ * Reads the whole input into @a client with flightrec_client_read_fd()
+ * (a merging client reads a regular file twice: exact order, memory
+ * bounded by its rings).  Prints "NAME: <decoder message>" on a stream or
+ * read error; a callback stop (FLIGHTREC_ECALLBACK) prints nothing, the
+ * callback owner reports why.
  * @return 0 on success, else the negative error code.
  */
 int cli_decode(struct cli_input *in, flightrec_client *client);
@@ -123,6 +123,19 @@ int cli_decode(struct cli_input *in, flightrec_client *client);
 /** Merge window for an input: 0 (exact) for a regular file, else
  * @a window_ns. */
 uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns);
+
+/**
+ * The decoder's memory limit when --memory-limit is not given: half the
+ * machine's physical memory (so that a huge stream stops with a message
+ * instead of swapping), 0 (none) if unknown.
+ */
+uint64_t cli_memory_limit_default(void);
+
+/**
+ * Parses a size in bytes with an optional binary suffix K, M, G or T
+ * ("512M", "2G", "0" for no limit).  Returns 0 or -1.
+ */
+int cli_parse_size(const char *text, uint64_t *bytes);
 
 /*=====   Option values   =====*/
 

@@ -4,9 +4,8 @@
  *
  * Streams a recording through the decoder into one viewer format.  Input
  * and messages use the shared CLI helpers (cli.h).  cli_decode() is not
- * used: fr_convert_fd() owns the decoder, its merge window and the read
- * loop that shows progress, and reports a writer error before a decoder
- * one.
+ * used: fr_convert_fd() owns the decoder, its merge window and its
+ * progress, and reports a writer error before a decoder one.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
@@ -38,6 +37,8 @@ static const char usage[] =
     "Options:\n"
     "   -t, --to FORMAT   output format\n"
     "   -o, --output OUT  output file or directory ('-': stdout, not ctf)\n"
+    "   --memory-limit=SIZE  stop when the decoder would hold more (e.g.\n"
+    "                     512M; default half the RAM; 0: no limit)\n"
     "   -h, --help        print this help and exit\n";
 
 /* Progress only pays off for big files read interactively. */
@@ -49,9 +50,11 @@ int cmd_convert(int argc, char **argv)
         { "to", required_argument, NULL, 't' },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
+        { "memory-limit", required_argument, NULL, 'M' },
         { NULL, 0, NULL, 0 }
     };
     const char *to = NULL, *output = NULL;
+    uint64_t memory_limit = cli_memory_limit_default();
     cli_set_command("convert");
     optind = 1;
     opterr = 0;
@@ -67,6 +70,11 @@ int cmd_convert(int argc, char **argv)
         case 'h':
             fputs(usage, stdout);
             return CLI_OK;
+        case 'M':
+            if (cli_parse_size(optarg, &memory_limit) != 0)
+                return cli_usage_error(usage, "bad size '%s' (bytes, or "
+                                       "with K, M, G: 512M)", optarg);
+            break;
         default:
             return cli_bad_option(c, argv, usage);
         }
@@ -87,7 +95,7 @@ int cmd_convert(int argc, char **argv)
     struct cli_input in;
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         return CLI_FAIL;
-    struct fr_convert_progress progress = { 0, 0 };
+    struct fr_convert_progress progress = { 0, 0, memory_limit };
     struct stat st;
     if (in.is_regular && fstat(in.fd, &st) == 0 &&
         (uint64_t)st.st_size >= PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {
@@ -106,6 +114,12 @@ int cmd_convert(int argc, char **argv)
         cli_msg(CLI_ERROR, "%s: %s", in.name, err);
         goto out;
     }
+    /* Out of order, which a viewer may not expect: never silently. */
+    if (stats.late > 0)
+        cli_msg(CLI_WARN, "%" PRIu64 " records came more than the merge "
+                "window after later ones and were written out of time "
+                "order (convert a file instead of a pipe for exact order)",
+                stats.late);
     /* A warning (-q hides it): the output marks the losses itself. */
     if (stats.lost > 0)
         cli_msg(CLI_WARN, "%" PRIu64 " items were lost in the recording "

@@ -41,6 +41,8 @@ static const char usage[] =
     "                         (both relative to the first record)\n"
     "  --window=SECONDS       merge window when reading a pipe (default:\n"
     "                         twice the stream's sync period, at least 2)\n"
+    "  --memory-limit=SIZE    stop when the decoder would hold more (e.g.\n"
+    "                         512M; default half the RAM; 0: no limit)\n"
     "\n"
     "A pattern that matches nothing in the stream is reported at the end.\n"
     "Names from the stream are printed with control characters escaped\n"
@@ -550,7 +552,8 @@ enum {
     OPT_THREAD,
     OPT_FROM,
     OPT_TO,
-    OPT_WINDOW
+    OPT_WINDOW,
+    OPT_MEMORY_LIMIT
 };
 
 static const struct option long_options[] = {
@@ -562,6 +565,7 @@ static const struct option long_options[] = {
     { "from", required_argument, NULL, OPT_FROM },
     { "to", required_argument, NULL, OPT_TO },
     { "window", required_argument, NULL, OPT_WINDOW },
+    { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -571,6 +575,7 @@ int cmd_print(int argc, char **argv)
     struct print_ctx *p = calloc(1, sizeof(*p));
     struct cli_input in = { .fd = -1 };
     uint64_t window_ns = FLIGHTREC_MERGE_WINDOW_AUTO;
+    uint64_t memory_limit = cli_memory_limit_default();
     int have_from = 0, have_to = 0;
     int ret = CLI_FAIL;
     int c;
@@ -633,6 +638,13 @@ int cmd_print(int argc, char **argv)
             }
             break;
         }
+        case OPT_MEMORY_LIMIT:
+            if (cli_parse_size(optarg, &memory_limit) != 0) {
+                ret = cli_usage_error(usage, "bad size '%s' (bytes, or "
+                                      "with K, M, G: 512M)", optarg);
+                goto out;
+            }
+            break;
         default:
             ret = cli_bad_option(c, argv, usage);
             goto out;
@@ -663,6 +675,7 @@ int cmd_print(int argc, char **argv)
         .arg = p,
         .merge = 1,
         .merge_window_ns = cli_merge_window(&in, window_ns),
+        .memory_limit = memory_limit,
     };
     int rc = flightrec_client_create(&p->client, &opt);
     if (rc != 0) {

@@ -19,7 +19,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: flightrec stats [--json] [FILE|-]\n"
+    "usage: flightrec stats [options] [FILE|-]\n"
     "\n"
     "Summarize the stream in FILE (or standard input): header facts,\n"
     "duration, events per type and per thread with rates, losses per ring.\n"
@@ -27,10 +27,15 @@ static const char usage[] =
     "Names from the stream are printed with control characters escaped.\n"
     "\n"
     "Options:\n"
-    "  --json      one JSON object (keys: stream, first_ns, last_ns,\n"
-    "              duration_ns, bytes, events, untimed, late, lost,\n"
-    "              saturated, events_by_type, threads, rings)\n"
-    "  -h, --help  show this help\n";
+    "  --json               one JSON object (keys: stream, first_ns,\n"
+    "                       last_ns, duration_ns, bytes, events, untimed,\n"
+    "                       late, lost, saturated, events_by_type, threads,\n"
+    "                       rings)\n"
+    "  --window=SECONDS     merge window when reading a pipe (default as\n"
+    "                       print: both count the same records late)\n"
+    "  --memory-limit=SIZE  stop when the decoder would hold more (e.g.\n"
+    "                       512M; default half the RAM; 0: no limit)\n"
+    "  -h, --help           show this help\n";
 
 struct thread_stat {
     int64_t tid;
@@ -489,10 +494,12 @@ static void print_stats(struct stats_ctx *s, int json)
     free(t);
 }
 
-enum { OPT_JSON = 256 };
+enum { OPT_JSON = 256, OPT_WINDOW, OPT_MEMORY_LIMIT };
 
 static const struct option long_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
+    { "window", required_argument, NULL, OPT_WINDOW },
+    { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -501,6 +508,8 @@ int cmd_stats(int argc, char **argv)
 {
     struct stats_ctx *s = calloc(1, sizeof(*s));
     struct cli_input in = { .fd = -1 };
+    uint64_t window_ns = FLIGHTREC_MERGE_WINDOW_AUTO;
+    uint64_t memory_limit = cli_memory_limit_default();
     int ret = CLI_FAIL;
     int json = 0;
     int c;
@@ -517,7 +526,17 @@ int cmd_stats(int argc, char **argv)
             json = 1;
             continue;
         }
-        if (c == 'h') {
+        if (c == OPT_WINDOW) {
+            if (cli_parse_seconds(optarg, &window_ns) == 0)
+                continue;
+            ret = cli_usage_error(usage, "bad time '%s' (seconds, e.g. "
+                                  "1.5)", optarg);
+        } else if (c == OPT_MEMORY_LIMIT) {
+            if (cli_parse_size(optarg, &memory_limit) == 0)
+                continue;
+            ret = cli_usage_error(usage, "bad size '%s' (bytes, or with K, "
+                                  "M, G: 512M)", optarg);
+        } else if (c == 'h') {
             fputs(usage, stdout);
             ret = CLI_OK;
         } else {
@@ -532,11 +551,16 @@ int cmd_stats(int argc, char **argv)
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         goto out;
 
-    /* Order does not matter here: no merge, nothing held back. */
+    /* On a pipe, the same merge as print, so that the records print marks
+     * late are those counted late here.  A file print reads in exact
+     * order (nothing late) and the summary does not depend on order: one
+     * pass without merge gives the same figures, faster. */
     struct flightrec_client_options opt = {
         .on_record = on_record,
         .arg = s,
-        .merge = 0,
+        .merge = !in.is_regular,
+        .merge_window_ns = cli_merge_window(&in, window_ns),
+        .memory_limit = memory_limit,
     };
     int rc = flightrec_client_create(&s->client, &opt);
     if (rc != 0) {

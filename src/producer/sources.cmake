@@ -5,6 +5,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/port-linux.c
   producer/produce.c
   producer/produce-calls.c
+  producer/produce-multi.c
   producer/registry.c
   producer/stream.c
   LIBS Threads::Threads

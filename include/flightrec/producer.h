@@ -133,6 +133,22 @@ flightrec__slot(const struct flightrec__writer *w, uintptr_t head)
 static FLIGHTREC_ALWAYS_INLINE int flightrec_event_enabled(uint32_t event)
 {
     uint32_t id = event & FLIGHTREC_EVENT_MASK;
+#if (defined(__x86_64__) || defined(__i386__)) && \
+    defined(__GCC_ASM_FLAG_OUTPUTS__)
+    if (__builtin_constant_p(id)) {
+        /* A constant id: one test of the filter byte in memory.  Compilers
+         * do not fold an atomic load into the test; a byte load cannot be
+         * torn by a concurrent store of its word (x86: little-endian, bit
+         * id of the filter is bit id % 8 of byte id / 8). */
+        int set;
+        __asm__ __volatile__(
+            "testb %2, %1"
+            : "=@ccnz"(set)
+            : "m"(((const volatile unsigned char *)flightrec__filter)[id >> 3]),
+              "iq"((unsigned char)(1u << (id & 7u))));
+        return set;
+    }
+#endif
     return (int)((atomic_load_explicit(&flightrec__filter[id >> 5],
                                        memory_order_relaxed) >>
                   (id & 31u)) & 1u);

@@ -25,3 +25,17 @@ if ! cmp "$work/uart-1.log" "$work/uart-2.log"; then
     exit 1
 fi
 python3 "$here/check-firmware-log.py" "$flightrec" "$work/uart-1.log"
+# The check must see a loss: the same log without its third block.
+awk '/^-----BEGIN FLIGHTREC STREAM-----/ { n++ } n != 3 { print }
+     n == 3 && /^-----END FLIGHTREC STREAM-----/ { n++ }' \
+    "$work/uart-1.log" >"$work/uart-dropped.log"
+if python3 "$here/check-firmware-log.py" "$flightrec" \
+        "$work/uart-dropped.log" >"$work/dropped.out" 2>&1; then
+    echo "the check accepted a log with a block removed" >&2
+    exit 1
+fi
+grep -q "losses reported" "$work/dropped.out" || {
+    echo "a removed block was not reported as a loss:" >&2
+    cat "$work/dropped.out" >&2
+    exit 1
+}

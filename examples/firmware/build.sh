@@ -38,5 +38,6 @@ done
 if [ "$what" = demo ]; then
     # shellcheck disable=SC2086
     $CC -mcpu="$cpu" -mthumb -nostdlib -Wl,--gc-sections \
-        -T "$here/link-an385.ld" -o "$build/demo.elf" $objects -lgcc
+        -T "$here/link-an385.ld" -Wl,-Map="$build/demo.map" \
+        -o "$build/demo.elf" $objects -lgcc
 fi

@@ -23,6 +23,7 @@
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common.h"

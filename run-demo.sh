@@ -1,14 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# Builds flightrec, runs the demo, prints its recording and statistics and
-# converts it for Trace Compass / babeltrace2 (CTF) and Perfetto.
+# Builds flightrec, installs it into ./prefix (inside the tree, no root
+# needed), runs the demo, prints its recording and statistics and converts
+# it for Trace Compass / babeltrace2 (CTF) and Perfetto.  Afterwards
+#   export PATH="$PWD/prefix/bin:$PATH"
+# makes the README's flightrec commands work as written.
 set -eu
 cd "$(dirname "$0")"
 scripts/install-deps.sh build
 cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/demo -j2 >/dev/null
+prefix="$PWD/prefix"
+cmake --install build/demo --prefix "$prefix" >/dev/null
 out=demo-out
-tool=build/demo/tools/flightrec/flightrec
+tool="$prefix/bin/flightrec"
 build/demo/examples/flightrec-demo "$out"
 echo
 echo "--- flightrec print $out/demo.rec (first and last lines)"
@@ -29,4 +34,8 @@ CTF:      $out/ctf        babeltrace2 $out/ctf | less
                           Trace Compass: File > Open Trace..., pick $out/ctf/metadata
 Perfetto: $out/demo.pftrace  open https://ui.perfetto.dev and load the file
 Streamed recording (drained while running): $out/stream.rec
+
+--- flightrec is installed in $prefix; to run the README's commands:
+export PATH="$prefix/bin:\$PATH"
+export MANPATH="$prefix/share/man:\$MANPATH"   # for 'man flightrec'
 MSG

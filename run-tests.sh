@@ -15,26 +15,15 @@ else
     scripts/install-deps.sh test
 fi
 
-# build_and_test DIR [cmake options...]
-build_and_test() {
-    dir=$1
-    shift
-    echo "=== $dir: $*"
-    cmake -S . -B "$dir" -DFLIGHTREC_WERROR=ON "$@" >/dev/null
-    cmake --build "$dir" -j2
-    ctest --test-dir "$dir" --output-on-failure -j2
-}
-
-# cross_test ARCH: cmake/ARCH-qemu.cmake; every test but those that start
-# the flightrec program or read machine code with the host's objdump.
-cross_test() {
-    echo "=== build/test-$1: cross build, tests under qemu-user"
-    cmake -S . -B "build/test-$1" -DFLIGHTREC_WERROR=ON \
-        -DCMAKE_TOOLCHAIN_FILE="cmake/$1-qemu.cmake" \
-        -DFLIGHTREC_BUILD_BENCH=OFF >/dev/null
-    cmake --build "build/test-$1" -j2
-    ctest --test-dir "build/test-$1" --output-on-failure -j2 \
-        -E '^hot-path|^test-cli\.'
+# run_preset NAME: configure, build and test with the preset NAME of
+# CMakePresets.json (build/test-NAME); the cross presets (armhf, s390x) run
+# every test but those that start the flightrec program or read machine code
+# with the host's objdump.
+run_preset() {
+    echo "=== build/test-$1 (preset $1)"
+    cmake --preset "$1" >/dev/null
+    cmake --build --preset "$1"
+    ctest --preset "$1"
 }
 
 if [ $all -eq 1 ]; then
@@ -46,7 +35,7 @@ if [ $all -eq 1 ]; then
         }
     done
 fi
-build_and_test build/test-gcc -DCMAKE_C_COMPILER=gcc
+run_preset gcc
 if [ $all -eq 1 ] &&
     ! ctest --test-dir build/test-gcc -N -L firmware | grep -q firmware-demo; then
     echo "run-tests.sh --all: the firmware test was not registered" >&2
@@ -59,13 +48,11 @@ if [ $all -eq 1 ]; then
     cmake -S . -B build/fuzz -DCMAKE_C_COMPILER=clang \
         -DFLIGHTREC_BUILD_FUZZ=ON -DFLIGHTREC_WERROR=ON >/dev/null
     fuzz/run-short.sh build/fuzz 60
-    build_and_test build/test-clang -DCMAKE_C_COMPILER=clang
-    # Cross builds run under qemu-user: 32-bit little-endian ARM (32-bit
-    # data words and heads, the LE_32 format) and 64-bit big-endian s390x.
-    cross_test armhf
-    cross_test s390x
-    build_and_test build/test-asan -DCMAKE_C_COMPILER=clang \
-        -DFLIGHTREC_SANITIZE=address,undefined
-    build_and_test build/test-tsan -DCMAKE_C_COMPILER=clang \
-        -DFLIGHTREC_SANITIZE=thread
+    run_preset clang
+    # Cross builds under qemu-user (cmake/cross-qemu.cmake): 32-bit
+    # little-endian ARM and 64-bit big-endian s390x.
+    run_preset armhf
+    run_preset s390x
+    run_preset asan
+    run_preset tsan
 fi

@@ -132,6 +132,62 @@ void flightrec__port_region_prefault(void *at, size_t size)
     (void)size;
 }
 
+/* Parts of the region are placed in units of a cache line: no file backs
+ * them. */
+size_t flightrec__port_page_size(void)
+{
+    return FLIGHTREC_REGION_ALIGN;
+}
+
+/* No session files: the region is this firmware's memory, read out over
+ * the UART (or by a debugger). */
+int flightrec__port_region_share(void *base, size_t size,
+                                 struct flightrec_region_process *process,
+                                 char *message, size_t message_size)
+{
+    (void)base;
+    (void)size;
+    (void)message_size;
+    memset(process, 0, sizeof(*process));
+    memcpy(process->program, "firmware", 9);
+    message[0] = '\0'; /* nothing to say: private memory is the design */
+    return -1;
+}
+
+int flightrec__port_region_grow(void *base, size_t from, size_t to)
+{
+    (void)base;
+    (void)from;
+    (void)to;
+    return 0;
+}
+
+int flightrec__port_region_is_shared(void)
+{
+    return 0;
+}
+
+/* Never called: a firmware does not fork. */
+void *flightrec__port_region_snapshot_begin(size_t size)
+{
+    (void)size;
+    return NULL;
+}
+
+void flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                             size_t size)
+{
+    (void)base;
+    (void)snapshot;
+    (void)size;
+}
+
+void flightrec__port_region_snapshot_drop(void *snapshot, size_t size)
+{
+    (void)snapshot;
+    (void)size;
+}
+
 size_t fw_region_bytes_used(void)
 {
     const struct flightrec_region_header *h = (const void *)region;
@@ -174,9 +230,12 @@ void flightrec__port_thread_exit_init(void (*fn)(void *arg))
     (void)fn;
 }
 
-void flightrec__port_at_fork_child(void (*fn)(void))
+void flightrec__port_at_fork(void (*prepare)(void), void (*parent)(void),
+                             void (*child)(void))
 {
-    (void)fn;
+    (void)prepare;
+    (void)parent;
+    (void)child;
 }
 
 void flightrec__port_yield(void)

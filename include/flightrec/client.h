@@ -81,6 +81,7 @@ struct flightrec_ring_info {
     int64_t thread_id;       /**< owner thread id, -1 if unknown */
     char thread_name[64];    /**< owner thread name, "" if unknown */
     uint64_t events;         /**< EVENT records delivered so far */
+    /** Loss counters (these and the totals') stop at UINT64_MAX. */
     uint64_t overflow;       /**< items lost to overflow so far */
     uint64_t discard;        /**< items lost to discard so far */
     uint64_t missing;        /**< items in missing chunks so far */
@@ -246,6 +247,15 @@ FLIGHTREC_API const struct flightrec_ring_info *flightrec_client_ring(
  */
 FLIGHTREC_API const char *flightrec_client_event_name(
     const flightrec_client *client, uint32_t event);
+
+/**
+ * How many times the stream has (re)named events so far.  Names are
+ * rewritten in place, so a caller caching names or decisions by event (or by
+ * the pointer flightrec_client_event_name() returned) revalidates them when
+ * this count changes.
+ */
+FLIGHTREC_API uint64_t flightrec_client_event_names_changes(
+    const flightrec_client *client);
 
 /** The last name the stream gave thread @a thread_id, or NULL. */
 FLIGHTREC_API const char *flightrec_client_thread_name(

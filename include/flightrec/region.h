@@ -40,6 +40,10 @@
 /** The layout described here.  A reader refuses any other version. */
 #define FLIGHTREC_REGION_LAYOUT_VERSION 1u
 
+/** Ring and control modes (the values of enum flightrec_mode). */
+#define FLIGHTREC_REGION_MODE_FLIGHT 0u
+#define FLIGHTREC_REGION_MODE_DISCARD 1u
+
 #define FLIGHTREC_REGION_LITTLE_ENDIAN 1u
 #define FLIGHTREC_REGION_BIG_ENDIAN 2u
 
@@ -75,7 +79,21 @@ struct flightrec_region_header {
     /** Events recorded where no ring could be had (memory exhausted, or a
      * signal after the thread's exit): counted, never silently lost. */
     _Atomic uint64_t lost_without_ring;
-    uint8_t reserved[16];
+    uint64_t process_offset;        /**< struct flightrec_region_process */
+    uint8_t reserved[8];
+};
+
+/** Bytes of the command line a region keeps (NUL-separated arguments). */
+#define FLIGHTREC_REGION_CMDLINE 232u
+
+/** Who wrote the region: for listing sessions and telling a live process
+ * from a dead one whose pid was reused. */
+struct flightrec_region_process {
+    int32_t pid;
+    uint32_t uid;
+    uint64_t start_time;            /**< /proc/PID/stat field 22 (ticks) */
+    char program[16];               /**< the program's name, NUL-padded */
+    char cmdline[FLIGHTREC_REGION_CMDLINE]; /**< arguments, NUL-separated */
 };
 
 /** Control words: what `flightrec ctl` and the API change.  The hot path
@@ -87,7 +105,14 @@ struct flightrec_region_control {
     uint32_t items;                 /**< items per thread ring */
     uint32_t signal_items;          /**< items per signal ring */
     uint32_t retained;              /**< retained rings of exited threads */
-    uint32_t reserved[10];
+    /** The consumer that drains the rings, if any: one at a time.  The
+     * claim is consumer_claim, pid << 42 | start time (42 bits), taken with
+     * a compare-and-swap; a dead consumer's claim (its pid gone or reused)
+     * may be taken over.  consumer_pid repeats the pid for display. */
+    _Atomic int32_t consumer_pid;
+    uint32_t reserved0;
+    _Atomic uint64_t consumer_claim;
+    uint32_t reserved[6];
     /** The filter the program asked for: bit set = recorded. */
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
 };
@@ -113,6 +138,15 @@ struct flightrec_region_owner {
     _Atomic uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
 };
 
+/** What an owner has written of its own (uptime pairs): with it a reader
+ * turns ring positions into the program's events. */
+struct flightrec_region_recorder {
+    _Atomic uintptr_t total;        /**< recorder items since owner start */
+    _Atomic uintptr_t last_at;      /**< where the latest group starts */
+    _Atomic uint32_t last_count;    /**< items in that group */
+    uint32_t pad;
+};
+
 /** One ring.  Its items follow at items_offset. */
 struct flightrec_region_ring {
     /* The owner's line: the hot path touches only head. */
@@ -120,22 +154,23 @@ struct flightrec_region_ring {
     _Atomic uintptr_t dropped;      /**< discard-mode drops (owner) */
     _Atomic uintptr_t nested_dropped; /**< records lost to deep nesting or
                                            while attaching (atomic add) */
-    /** Recorder items (uptime pairs) written by this owner, and where and
-     * how many the latest group was, under sync_seq (odd while changing):
-     * with them a reader turns positions into the program's events. */
-    _Atomic uintptr_t recorder_items;
-    _Atomic uintptr_t recorder_last_at;
-    _Atomic uint32_t recorder_last_count;
+    /** recorder[sync_seq & 1] is current.  The owner fills the other slot
+     * and then steps sync_seq: a reader interrupted or overtaken always
+     * finds one whole slot (and retries if sync_seq moved). */
     _Atomic uint32_t sync_seq;
-    uint8_t pad0[FLIGHTREC_REGION_ALIGN - 5 * sizeof(uintptr_t) - 8];
+    uint32_t pad0;
+    uint8_t pad1[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
+    struct flightrec_region_recorder recorder[2];
+    uint8_t pad2[FLIGHTREC_REGION_ALIGN -
+                 2 * sizeof(struct flightrec_region_recorder)];
 
     /* The reader's line. */
     _Atomic uintptr_t tail;         /**< next position the reader reads */
-    uintptr_t reader_events;        /**< owner's events before tail */
-    uintptr_t reader_dropped;       /**< drops already reported */
-    uint32_t reader_generation;     /**< owner_generation last read */
-    uint32_t reader_flags;
-    uint8_t pad1[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
+    _Atomic uintptr_t reader_events;  /**< owner's events before tail */
+    _Atomic uintptr_t reader_dropped; /**< drops already reported */
+    _Atomic uint32_t reader_generation; /**< owner_generation last read */
+    _Atomic uint32_t reader_flags;
+    uint8_t pad3[FLIGHTREC_REGION_ALIGN - 3 * sizeof(uintptr_t) - 8];
 
     /* Identity, changed by attach and retire. */
     _Atomic uint32_t generation;    /**< odd while the identity changes */
@@ -169,7 +204,8 @@ struct flightrec_region_ring {
     uint64_t retire_order;
     uint64_t list_prev;             /**< free or retired list links */
     uint64_t list_next;
-    uint8_t reserved[32];
+    uint32_t registry_list;         /**< 0 none, 1 free list, 2 retired */
+    uint8_t reserved[28];
 };
 
 /** One item in memory (the stream packs it: 4 + word size bytes). */

@@ -250,6 +250,7 @@ struct flightrec_client {
     /* Names. */
     char *event_names[FLIGHTREC_EVENT_COUNT]; /* registered, or NULL */
     char (*gen_names)[16];                    /* "USER_n" made on demand */
+    uint64_t event_names_changes;  /* see flightrec_client_event_names_changes() */
     struct frc_thread *threads;
     size_t thread_count;
     size_t thread_cap;

@@ -149,6 +149,7 @@ int frc_name_item(struct flightrec_client *c, uint64_t data)
                 return -1;
         }
         dst = c->event_names[id];
+        c->event_names_changes++;
     } else {
         struct frc_thread *t = thread_slot(c, c->name_target);
         if (t == NULL)
@@ -248,6 +249,11 @@ const char *flightrec_client_event_name(const flightrec_client *client,
                      "SYSTEM_%u", (unsigned)event);
     }
     return c->gen_names[event];
+}
+
+uint64_t flightrec_client_event_names_changes(const flightrec_client *client)
+{
+    return client != NULL ? client->event_names_changes : 0;
 }
 
 const char *flightrec_client_thread_name(const flightrec_client *client,

@@ -84,6 +84,12 @@ static struct frc_ring *new_ring(struct flightrec_client *c, uint32_t id)
 
 /*=====   Loss accounting   =====*/
 
+/* Loss counters stop at UINT64_MAX instead of wrapping. */
+static void sat_add(uint64_t *counter, uint64_t n)
+{
+    *counter = *counter > UINT64_MAX - n ? UINT64_MAX : *counter + n;
+}
+
 static int loss(struct flightrec_client *c, struct frc_ring *r, uint32_t kind,
                 uint64_t count, uint64_t offset)
 {
@@ -93,16 +99,16 @@ static int loss(struct flightrec_client *c, struct frc_ring *r, uint32_t kind,
         return 0;
     switch (kind) {
     case FLIGHTREC_LOSS_OVERFLOW:
-        r->info.overflow += count;
-        c->totals.overflow += count;
+        sat_add(&r->info.overflow, count);
+        sat_add(&c->totals.overflow, count);
         break;
     case FLIGHTREC_LOSS_DISCARD:
-        r->info.discard += count;
-        c->totals.discard += count;
+        sat_add(&r->info.discard, count);
+        sat_add(&c->totals.discard, count);
         break;
     default:
-        r->info.missing += count;
-        c->totals.missing += count;
+        sat_add(&r->info.missing, count);
+        sat_add(&c->totals.missing, count);
         break;
     }
     /* Discarded items were never in the ring, so the ring's items stay

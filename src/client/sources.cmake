@@ -1,6 +1,7 @@
 # libflightrec-client: the stream decoder (no dependency on the producer).
 flightrec_library(NAME flightrec-client SOURCES
   common/errors.c
+  common/name-match.c
   client/event-table.c
   client/client.c
   client/client-time.c

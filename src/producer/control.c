@@ -27,10 +27,17 @@ void flightrec__filter_publish(void)
 {
     int running = atomic_load_explicit(&flightrec__running,
                                        memory_order_relaxed);
-    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
-        atomic_store_explicit(&flightrec__filter[i],
-                              running ? flightrec__filter_wanted[i] : 0,
+    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++) {
+        uint32_t word = running ? flightrec__filter_wanted[i] : 0;
+        /* The uptime ids are the recorder's own: a program that recorded
+         * them would shift every reader's count of its events. */
+        for (uint32_t id = FLIGHTREC_EV_UPTIME_HIGH;
+             id <= FLIGHTREC_EV_UPTIME_LOW; id++)
+            if (id / 32 == i)
+                word &= ~(1u << (id % 32));
+        atomic_store_explicit(&flightrec__filter[i], word,
                               memory_order_relaxed);
+    }
     /* The region's control block says the same, for readers outside. */
     flightrec__region_publish_control(flightrec__filter_wanted, running,
                                       flightrec__settings());

@@ -169,6 +169,10 @@ int flightrec_drain(int fd)
             flightrec__registry_pair_read(ring_partner(ring));
     }
     int rc = fr_sink_flush(&drain_sink);
+    if (rc != 0) {
+        /* Names of a failed write may be lost with it: send all again. */
+        memset(drain_name_serial, 0, sizeof(drain_name_serial));
+    }
     flightrec__mutex_unlock(&drain_lock);
     return rc;
 }

@@ -22,6 +22,31 @@ void *flightrec__port_region_reserve(size_t *size);
 void flightrec__port_region_discard(void *at, size_t size);
 /* Touches [at, at + size) so that recording takes no page fault there. */
 void flightrec__port_region_prefault(void *at, size_t size);
+/* The unit region parts are placed in, so that a file can back them. */
+size_t flightrec__port_page_size(void);
+
+struct flightrec_region_process;
+/* Backs [base, base + size) of a reserved region with a session file that
+ * other processes of the user can open (before anything is written
+ * there), and fills in @process.  0, or -1 (private memory stays) with a
+ * line in @message saying why. */
+int flightrec__port_region_share(void *base, size_t size,
+                                 struct flightrec_region_process *process,
+                                 char *message, size_t message_size);
+/* Extends the backing of a shared region from @from to @to bytes (page
+ * multiples): space is reserved up front, so a full file system is a
+ * failed call here (-1) and never a SIGBUS later.  0 for private memory. */
+int flightrec__port_region_grow(void *base, size_t from, size_t to);
+/* Whether the region is backed by a session file. */
+int flightrec__port_region_is_shared(void);
+/* fork() of a process whose region is shared: before it, the parent takes
+ * a private snapshot (zeroed memory of @size bytes that it fills in); the
+ * child puts the snapshot in place of the region (its own from then on,
+ * without a session file); the parent drops it. */
+void *flightrec__port_region_snapshot_begin(size_t size);
+void flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                             size_t size);
+void flightrec__port_region_snapshot_drop(void *snapshot, size_t size);
 
 /* Identity (signal-safe). */
 int32_t flightrec__port_thread_id(void);
@@ -37,8 +62,9 @@ int flightrec__port_thread_name(int32_t tid, char name[16]);
  * per thread, re-armed by calling it again. */
 int flightrec__port_on_thread_exit(void *arg);
 void flightrec__port_thread_exit_init(void (*fn)(void *arg));
-/* Runs @fn in the child after fork(). */
-void flightrec__port_at_fork_child(void (*fn)(void));
+/* Runs @prepare before fork(), then @parent or @child after it. */
+void flightrec__port_at_fork(void (*prepare)(void), void (*parent)(void),
+                             void (*child)(void));
 
 /* Lets another thread run (waiting for a lock or for start-up). */
 void flightrec__port_yield(void);

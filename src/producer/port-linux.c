@@ -5,13 +5,20 @@
  */
 #include "platform.h"
 
+#include "../region/session.h"
+
+#include <flightrec/region.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +54,139 @@ void flightrec__port_region_prefault(void *at, size_t size)
     volatile unsigned char *p = at;
     for (size_t i = 0; i < size; i += (size_t)page)
         p[i] = p[i];
+}
+
+size_t flightrec__port_page_size(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 0 ? (size_t)page : 4096u;
+}
+
+/* The session file backing this process's region, -1: private memory. */
+static int session_fd = -1;
+static char session_path[512];
+static pid_t session_owner;         /* the process that made the file */
+
+/* Normal exit removes the session file (a kill leaves it for a dump),
+ * unless FLIGHTREC_KEEP=1. */
+static void remove_session(void)
+{
+    const char *keep = getenv("FLIGHTREC_KEEP");
+    if (session_path[0] != '\0' && getpid() == session_owner &&
+        !(keep != NULL && strcmp(keep, "1") == 0))
+        unlink(session_path);
+}
+
+static void read_text(const char *path, char *out, size_t size)
+{
+    memset(out, 0, size);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, size - 1);
+    close(fd);
+    if (n > 0 && out[n - 1] == '\n')
+        out[n - 1] = '\0';
+}
+
+static int reserve_space(int fd, size_t from, size_t to)
+{
+    if (ftruncate(fd, (off_t)to) != 0)
+        return -errno;
+    int rc = posix_fallocate(fd, (off_t)from, (off_t)(to - from));
+    return -rc;
+}
+
+int flightrec__port_region_share(void *base, size_t size,
+                                 struct flightrec_region_process *process,
+                                 char *message, size_t message_size)
+{
+    memset(process, 0, sizeof(*process));
+    process->pid = (int32_t)getpid();
+    process->uid = (uint32_t)getuid();
+    process->start_time = fr_process_start_time(process->pid);
+    char comm[17];
+    read_text("/proc/self/comm", comm, sizeof(comm));
+    memcpy(process->program, comm, sizeof(process->program));
+    read_text("/proc/self/cmdline", process->cmdline,
+              sizeof(process->cmdline));
+
+    const char *shm = getenv("FLIGHTREC_SHM");
+    if (shm != NULL && strcmp(shm, "0") == 0)
+        return -1;
+    char dir[400];
+    if (fr_session_dir(dir, sizeof(dir), 1, message, message_size) != 0)
+        return -1;
+    if (fr_session_path(session_path, sizeof(session_path), dir, process->pid,
+                        process->start_time) != 0) {
+        snprintf(message, message_size, "session path too long in %s", dir);
+        session_path[0] = '\0';
+        return -1;
+    }
+    int fd = open(session_path,
+                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(message, message_size, "cannot create %s: %s", session_path,
+                 strerror(errno));
+        session_path[0] = '\0';
+        return -1;
+    }
+    int rc = reserve_space(fd, 0, size);
+    void *at = MAP_FAILED;
+    if (rc == 0)
+        at = mmap(base, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                  fd, 0);
+    if (rc != 0 || at == MAP_FAILED) {
+        snprintf(message, message_size, "cannot reserve %zu bytes in %s: %s",
+                 size, session_path, strerror(rc != 0 ? -rc : errno));
+        close(fd);
+        unlink(session_path);
+        session_path[0] = '\0';
+        return -1;
+    }
+    session_fd = fd;
+    session_owner = getpid();
+    atexit(remove_session);
+    return 0;
+}
+
+int flightrec__port_region_grow(void *base, size_t from, size_t to)
+{
+    if (session_fd < 0)
+        return 0;
+    if (reserve_space(session_fd, from, to) != 0)
+        return -1;
+    void *at = mmap((unsigned char *)base + from, to - from,
+                    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, session_fd,
+                    (off_t)from);
+    return at == MAP_FAILED ? -1 : 0;
+}
+
+int flightrec__port_region_is_shared(void)
+{
+    return session_fd >= 0;
+}
+
+void *flightrec__port_region_snapshot_begin(size_t size)
+{
+    void *memory = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return memory == MAP_FAILED ? NULL : memory;
+}
+
+void flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                             size_t size)
+{
+    /* Moves the snapshot's pages over the region: no copy. */
+    (void)mremap(snapshot, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, base);
+    close(session_fd);
+    session_fd = -1;
+    session_path[0] = '\0';
+}
+
+void flightrec__port_region_snapshot_drop(void *snapshot, size_t size)
+{
+    munmap(snapshot, size);
 }
 
 int32_t flightrec__port_thread_id(void)
@@ -121,9 +261,10 @@ int flightrec__port_on_thread_exit(void *arg)
     return pthread_setspecific(exit_key, arg) == 0 ? 0 : -1;
 }
 
-void flightrec__port_at_fork_child(void (*fn)(void))
+void flightrec__port_at_fork(void (*prepare)(void), void (*parent)(void),
+                             void (*child)(void))
 {
-    (void)pthread_atfork(NULL, NULL, fn);
+    (void)pthread_atfork(prepare, parent, child);
 }
 
 void flightrec__port_yield(void)

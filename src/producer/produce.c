@@ -187,17 +187,9 @@ static void put_pair(struct flightrec__writer *w, uintptr_t position,
  * recorder's own items at any head (ring reader, "events before"). */
 static void note_recorder_items(ring_t *ring, uintptr_t at, uintptr_t n)
 {
-    uint32_t seq = atomic_load_explicit(&ring->sync_seq, memory_order_relaxed);
-    atomic_store_explicit(&ring->sync_seq, seq + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(
-        &ring->recorder_items,
-        atomic_load_explicit(&ring->recorder_items, memory_order_relaxed) + n,
-        memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_at, at, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_count, (uint32_t)n,
-                          memory_order_relaxed);
-    atomic_store_explicit(&ring->sync_seq, seq + 2, memory_order_release);
+    uintptr_t total = atomic_load_explicit(&recorder_now(ring)->total,
+                                           memory_order_relaxed);
+    recorder_set(ring, total + n, at, (uint32_t)n);
 }
 
 /* Writes the sync items due at @now (see sync_items()) from head on;
@@ -210,6 +202,9 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
+    if (!atomic_load_explicit(&flightrec__frequency_published,
+                              memory_order_relaxed))
+        flightrec__timebase_publish_if_ready();
     note_recorder_items(self_private.ring[which], head, n);
     if (n == 4) {
         put_pair(w, head, self_private.sync[which].time);

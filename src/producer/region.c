@@ -37,15 +37,40 @@ static uint8_t host_byte_order(void)
                                                : FLIGHTREC_REGION_BIG_ENDIAN;
 }
 
+static size_t page_up(size_t n)
+{
+    size_t page = flightrec__port_page_size();
+    return (n + page - 1) / page * page;
+}
+
 int flightrec__region_create(const struct flightrec_settings *settings)
 {
-    size_t fixed = align_up(sizeof(struct flightrec_region_header)) +
-                   align_up(sizeof(struct flightrec_region_control)) +
-                   align_up(sizeof(struct flightrec_region_names));
+    size_t process_at = align_up(sizeof(struct flightrec_region_header)) +
+                        align_up(sizeof(struct flightrec_region_control)) +
+                        align_up(sizeof(struct flightrec_region_names));
+    size_t fixed =
+        page_up(process_at + align_up(sizeof(struct flightrec_region_process)));
     size_t size = REGION_RESERVE;
     unsigned char *base = flightrec__port_region_reserve(&size);
     if (base == NULL || size < fixed)
         return -1;
+    /* A session file, unless FLIGHTREC_SHM=0 or it cannot be had (then
+     * private memory, said once). */
+    struct flightrec_region_process process;
+    char message[300];
+    message[0] = '\0';
+    if (flightrec__port_region_share(base, fixed, &process, message,
+                                     sizeof(message)) != 0 &&
+        message[0] != '\0') {
+        char line[400];
+        size_t n = 0;
+        const char *parts[] = { "flightrec: ", message,
+                                "; recording into private memory\n" };
+        for (size_t i = 0; i < 3; i++)
+            for (const char *p = parts[i]; *p && n < sizeof(line); p++)
+                line[n++] = *p;
+        flightrec__port_message(line, n);
+    }
 
     struct flightrec_region_header *h = (void *)base;
     h->magic = FLIGHTREC_REGION_MAGIC;
@@ -61,6 +86,8 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     h->names_offset =
         h->control_offset + align_up(sizeof(struct flightrec_region_control));
     h->rings_offset = fixed;
+    h->process_offset = process_at;
+    memcpy(base + process_at, &process, sizeof(process));
     atomic_store_explicit(&h->used, fixed, memory_order_relaxed);
     h->process_id = flightrec__port_process_id();
     h->counter_base = flightrec__timebase()->base;

@@ -70,6 +70,10 @@ static int lock(void)
 {
     if (registry_held)
         return -1;
+    /* Marked before it is taken and until after it is released: a handler
+     * of this thread never spins on a lock its own thread holds. */
+    registry_held = 1;
+    atomic_signal_fence(memory_order_seq_cst);
     int expected = 0;
     while (!atomic_compare_exchange_weak_explicit(
         &registry_lock, &expected, 1, memory_order_acquire,
@@ -77,16 +81,14 @@ static int lock(void)
         expected = 0;
         flightrec__port_yield();
     }
-    registry_held = 1;
-    atomic_signal_fence(memory_order_seq_cst);
     return 0;
 }
 
 static void unlock(void)
 {
+    atomic_store_explicit(&registry_lock, 0, memory_order_release);
     atomic_signal_fence(memory_order_seq_cst);
     registry_held = 0;
-    atomic_store_explicit(&registry_lock, 0, memory_order_release);
 }
 
 /*=====   Pairs in the region   =====*/
@@ -101,6 +103,14 @@ static size_t ring_bytes(uintptr_t capacity)
 {
     return align_up(sizeof(ring_t)) +
            align_up(capacity * sizeof(struct flightrec_region_item));
+}
+
+/* Pairs take whole pages, so that a session file can back each as it
+ * comes. */
+static size_t pair_bytes(size_t bytes)
+{
+    size_t page = flightrec__port_page_size();
+    return (bytes + page - 1) / page * page;
 }
 
 static void ring_init(ring_t *ring, uintptr_t capacity, uint32_t context,
@@ -132,9 +142,11 @@ static ring_t *pair_create(const struct flightrec_settings *s)
 {
     struct flightrec_region_header *h = region_header();
     size_t main_bytes = ring_bytes(s->items);
-    size_t total = main_bytes + ring_bytes(s->signal_items);
+    size_t total = pair_bytes(main_bytes + ring_bytes(s->signal_items));
     uint64_t used = atomic_load_explicit(&h->used, memory_order_relaxed);
-    if (total > h->region_size || used > h->region_size - total)
+    if (total > h->region_size || used > h->region_size - total ||
+        flightrec__port_region_grow(flightrec__region_base, (size_t)used,
+                                    (size_t)(used + total)) != 0)
         return NULL;
     ring_t *main_ring = ring_at(used);
     ring_t *signal_ring = ring_at(used + main_bytes);
@@ -156,12 +168,17 @@ static int pair_fits(const ring_t *ring, const struct flightrec_settings *s)
            ring_partner(ring)->capacity == s->signal_items;
 }
 
-static void free_push(ring_t *ring)
+enum { LIST_NONE = 0, LIST_FREE = 1, LIST_RETIRED = 2 };
+
+/* Makes a pair reusable.  A retired pair whose items a reader has all
+ * keeps its state, so that a dump still shows its last events until a new
+ * thread takes it. */
+static void free_push(ring_t *ring, int state)
 {
-    atomic_store_explicit(&ring->state, FLIGHTREC_RING_FREE,
+    atomic_store_explicit(&ring->state, (uint32_t)state, memory_order_relaxed);
+    atomic_store_explicit(&ring_partner(ring)->state, (uint32_t)state,
                           memory_order_relaxed);
-    atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_FREE,
-                          memory_order_relaxed);
+    ring->registry_list = LIST_FREE;
     ring->list_next = free_list;
     free_list = ring_offset(ring);
 }
@@ -169,14 +186,17 @@ static void free_push(ring_t *ring)
 static ring_t *free_pop(void)
 {
     ring_t *ring = ring_at(free_list);
-    if (ring != NULL)
+    if (ring != NULL) {
         free_list = ring->list_next;
+        ring->registry_list = LIST_NONE;
+    }
     return ring;
 }
 
 static void retired_append(ring_t *ring)
 {
     ring->retire_order = retire_counter++;
+    ring->registry_list = LIST_RETIRED;
     ring->list_next = 0;
     ring->list_prev = retired_newest;
     if (retired_newest != 0)
@@ -198,6 +218,7 @@ static void retired_remove(ring_t *ring)
     else
         retired_newest = ring->list_prev;
     ring->list_prev = ring->list_next = 0;
+    ring->registry_list = LIST_NONE;
     retired_count--;
 }
 
@@ -220,10 +241,12 @@ static int ring_fully_read(const ring_t *ring)
                                              memory_order_relaxed);
     if (head == start && owner_dropped(ring) == 0 && previous == 0)
         return 1; /* nothing to report, ever */
-    if (ring->reader_generation != generation)
+    if (atomic_load_explicit(&ring->reader_generation, memory_order_acquire) !=
+        generation)
         return 0;
     return atomic_load_explicit(&ring->tail, memory_order_acquire) == head &&
-           ring->reader_dropped == owner_dropped(ring);
+           atomic_load_explicit(&ring->reader_dropped, memory_order_relaxed) ==
+               owner_dropped(ring);
 }
 
 static int pair_fully_read(const ring_t *ring)
@@ -281,10 +304,42 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
     uint32_t generation = identity_begin(ring);
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (keep_previous) {
+        /* The snapshot kept from the owner before the outgoing one is
+         * about to go: if a reader follows this ring and has not reported
+         * it yet, its losses are counted as lost without an owner to name
+         * (a ring reused twice between two drains). */
+        uint32_t older = atomic_load_explicit(&ring->previous_generation,
+                                              memory_order_relaxed);
+        uint32_t read = atomic_load_explicit(&ring->reader_generation,
+                                             memory_order_relaxed);
+        if (older != 0 && read != 0 &&
+            read != atomic_load_explicit(&ring->owner_generation,
+                                         memory_order_relaxed)) {
+            int followed = read == older;
+            uintptr_t lost =
+                atomic_load_explicit(&ring->previous_events,
+                                     memory_order_relaxed) -
+                (followed ? atomic_load_explicit(&ring->reader_events,
+                                                 memory_order_relaxed)
+                          : 0) +
+                atomic_load_explicit(&ring->previous_dropped,
+                                     memory_order_relaxed) -
+                (followed ? atomic_load_explicit(&ring->reader_dropped,
+                                                 memory_order_relaxed)
+                          : 0);
+            flightrec__count_lost_without_ring(lost);
+        }
         uintptr_t start =
             atomic_load_explicit(&ring->start, memory_order_relaxed);
+        /* The owner is gone: its count is final, but a group counted and
+         * not published (it exited inside a record) is no event. */
+        const struct flightrec_region_recorder *r = recorder_now(ring);
         uintptr_t recorder =
-            atomic_load_explicit(&ring->recorder_items, memory_order_relaxed);
+            atomic_load_explicit(&r->total, memory_order_relaxed);
+        if (!position_before(
+                atomic_load_explicit(&r->last_at, memory_order_relaxed), head))
+            recorder -= atomic_load_explicit(&r->last_count,
+                                             memory_order_relaxed);
         copy_owner(&ring->previous, &ring->owner);
         atomic_store_explicit(&ring->previous_end, head, memory_order_relaxed);
         atomic_store_explicit(&ring->previous_events, head - start - recorder,
@@ -307,9 +362,7 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
         atomic_load_explicit(&ring->dropped, memory_order_relaxed) +
             atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed),
         memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_items, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_at, head, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_count, 0, memory_order_relaxed);
+    recorder_set(ring, 0, head, 0);
     atomic_store_explicit(&ring->mode,
                           (uint32_t)flightrec__settings()->mode,
                           memory_order_relaxed);
@@ -424,7 +477,7 @@ static void on_thread_exit(void *arg)
     atomic_store_explicit(&ring->state, FLIGHTREC_RING_RETIRED,
                           memory_order_release);
     if (pair_fully_read(ring))
-        free_push(ring);
+        free_push(ring, FLIGHTREC_RING_RETIRED);
     else
         retired_append(ring);
     unlock();
@@ -434,11 +487,10 @@ void flightrec__registry_pair_read(ring_t *thread_ring)
 {
     if (lock() != 0)
         return;
-    if (atomic_load_explicit(&thread_ring->state, memory_order_relaxed) ==
-            FLIGHTREC_RING_RETIRED &&
+    if (thread_ring->registry_list == LIST_RETIRED &&
         pair_fully_read(thread_ring)) {
         retired_remove(thread_ring);
-        free_push(thread_ring);
+        free_push(thread_ring, FLIGHTREC_RING_RETIRED);
     }
     unlock();
 }
@@ -461,13 +513,23 @@ static void ring_empty(ring_t *ring)
     atomic_store_explicit(&ring->dropped_at_start, dropped,
                           memory_order_relaxed);
     atomic_store_explicit(&ring->previous_generation, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_items, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_at, head, memory_order_relaxed);
-    atomic_store_explicit(&ring->recorder_last_count, 0, memory_order_relaxed);
-    ring->reader_events = 0;
-    ring->reader_dropped = 0;
-    ring->reader_generation =
-        atomic_load_explicit(&ring->owner_generation, memory_order_relaxed);
+    /* A group counted but not yet published (the owner is inside a record,
+     * or forked from one) stays counted: its items come after the head. */
+    const struct flightrec_region_recorder *r = recorder_now(ring);
+    uintptr_t pending_at = atomic_load_explicit(&r->last_at,
+                                                memory_order_relaxed);
+    uint32_t pending = atomic_load_explicit(&r->last_count,
+                                            memory_order_relaxed);
+    if (position_before(pending_at, head))
+        recorder_set(ring, 0, head, 0);
+    else
+        recorder_set(ring, pending, pending_at, pending);
+    atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(
+        &ring->reader_generation,
+        atomic_load_explicit(&ring->owner_generation, memory_order_relaxed),
+        memory_order_relaxed);
     identity_end(ring, generation);
 }
 
@@ -501,8 +563,43 @@ static void lists_rebuild(ring_t *keep, int discard_pages)
                                            partner->capacity *
                                                sizeof(struct flightrec_region_item));
         }
-        free_push(ring);
+        free_push(ring, FLIGHTREC_RING_FREE);
     }
+}
+
+/* A shared region is the parent's: the child gets a private snapshot taken
+ * just before the fork, holding what it needs (the fixed blocks, every ring
+ * descriptor, and the forking thread's own pair with the record it may be
+ * in the middle of); other rings' items are not copied, they become free. */
+static void *fork_snapshot;
+static size_t fork_snapshot_size;
+
+void flightrec__registry_before_fork(void)
+{
+    fork_snapshot = NULL;
+    if (flightrec__region_base == NULL || !flightrec__port_region_is_shared())
+        return;
+    struct flightrec_region_header *h = region_header();
+    size_t used = (size_t)atomic_load_explicit(&h->used, memory_order_acquire);
+    unsigned char *copy = flightrec__port_region_snapshot_begin(used);
+    if (copy == NULL)
+        return;
+    memcpy(copy, flightrec__region_base, (size_t)h->rings_offset);
+    ring_t *mine = flightrec__self_ring();
+    for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
+        size_t at = (size_t)ring_offset(ring);
+        int own = mine != NULL && (ring == mine || ring == ring_partner(mine));
+        memcpy(copy + at, ring, own ? (size_t)ring->bytes : sizeof(ring_t));
+    }
+    fork_snapshot = copy;
+    fork_snapshot_size = used;
+}
+
+void flightrec__registry_after_fork_parent(void)
+{
+    if (fork_snapshot != NULL)
+        flightrec__port_region_snapshot_drop(fork_snapshot, fork_snapshot_size);
+    fork_snapshot = NULL;
 }
 
 void flightrec__registry_reset_after_fork(void)
@@ -511,6 +608,12 @@ void flightrec__registry_reset_after_fork(void)
     registry_held = 0;
     if (flightrec__region_base == NULL)
         return;
+    if (fork_snapshot != NULL) {
+        flightrec__port_region_snapshot_install(flightrec__region_base,
+                                                fork_snapshot,
+                                                fork_snapshot_size);
+        fork_snapshot = NULL;
+    }
     region_header()->process_id = flightrec__port_process_id();
     ring_t *mine = flightrec__self_ring();
     lists_rebuild(mine, 0);

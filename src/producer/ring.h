@@ -29,14 +29,22 @@ _Static_assert(sizeof(struct flightrec_region_control) == 192,
                "control block is 192 bytes");
 _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
+_Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,
+               "control block: consumer at 24");
+_Static_assert(offsetof(struct flightrec_region_header, process_offset) == 112,
+               "region header: process_offset at 112");
+_Static_assert(sizeof(struct flightrec_region_process) == 264,
+               "process block is 264 bytes");
 _Static_assert(offsetof(struct flightrec_region_ring, head) == 0,
                "ring: head first (the hot path's ring head)");
-_Static_assert(offsetof(struct flightrec_region_ring, tail) == 64,
-               "ring: reader line at 64");
-_Static_assert(offsetof(struct flightrec_region_ring, generation) == 128,
-               "ring: identity at 128");
-_Static_assert(sizeof(struct flightrec_region_ring) <= 384,
-               "ring descriptor fits in 6 cache lines");
+_Static_assert(offsetof(struct flightrec_region_ring, recorder) == 64,
+               "ring: recorder counts at 64");
+_Static_assert(offsetof(struct flightrec_region_ring, tail) == 128,
+               "ring: reader line at 128");
+_Static_assert(offsetof(struct flightrec_region_ring, generation) == 192,
+               "ring: identity at 192");
+_Static_assert(sizeof(struct flightrec_region_ring) <= 448,
+               "ring descriptor fits in 7 cache lines");
 /* The hot path's view of a ring and of an item are the region's. */
 _Static_assert(sizeof(struct flightrec_item) ==
                    sizeof(struct flightrec_region_item),
@@ -47,7 +55,32 @@ _Static_assert(offsetof(struct flightrec_item, data) ==
 _Static_assert(sizeof(struct flightrec__ring_head) == sizeof(uintptr_t),
                "the hot path's ring head is the region ring's head word");
 
+_Static_assert(FLIGHTREC_REGION_MODE_DISCARD == FLIGHTREC_MODE_DISCARD &&
+                   FLIGHTREC_REGION_MODE_FLIGHT == FLIGHTREC_MODE_FLIGHT,
+               "region modes are enum flightrec_mode");
+
 typedef struct flightrec_region_ring ring_t;
+
+/* The owner's recorder count: its current slot, and a new one put in force
+ * (owner or, while it cannot record, the registry). */
+static inline struct flightrec_region_recorder *recorder_now(ring_t *ring)
+{
+    return &ring->recorder[atomic_load_explicit(&ring->sync_seq,
+                                                memory_order_relaxed) &
+                           1u];
+}
+
+static inline void recorder_set(ring_t *ring, uintptr_t total,
+                                uintptr_t last_at, uint32_t last_count)
+{
+    uint32_t seq = atomic_load_explicit(&ring->sync_seq, memory_order_relaxed);
+    struct flightrec_region_recorder *next = &ring->recorder[(seq + 1) & 1u];
+    atomic_store_explicit(&next->total, total, memory_order_relaxed);
+    atomic_store_explicit(&next->last_at, last_at, memory_order_relaxed);
+    atomic_store_explicit(&next->last_count, last_count,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ring->sync_seq, seq + 1, memory_order_release);
+}
 
 /* Ring positions are free-running and wrap (after 2^32 items on 32-bit
  * hosts): compare them by their distance, never with < on the values. */

@@ -121,6 +121,11 @@ struct flightrec_timebase {
 };
 const struct flightrec_timebase *flightrec__timebase(void);
 void flightrec__timebase_init(void);
+/* Puts the counter frequency into the region as soon as it is known
+ * without waiting, for readers outside the process (a slow path calls it
+ * until flightrec__frequency_published). */
+void flightrec__timebase_publish_if_ready(void);
+extern _Atomic int flightrec__frequency_published;
 
 /* The region (region.c): created at start-up. */
 int flightrec__region_create(const struct flightrec_settings *settings);
@@ -136,6 +141,9 @@ uint32_t flightrec__registry_count(void);
 int flightrec__attach(void);
 void flightrec__registry_init(void);
 void flightrec__registry_reset_after_fork(void);
+/* fork() hooks: a shared region's snapshot for the child (registry.c). */
+void flightrec__registry_before_fork(void);
+void flightrec__registry_after_fork_parent(void);
 /* Frees (gives back the pages of) exited threads' rings and empties the
  * others; under the drain lock. */
 void flightrec__registry_cleanup(void);

@@ -17,6 +17,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/timebase.c
   region/region-check.c
   region/ring-reader.c
+  region/session.c
   region/stream-writer.c
   LIBS Threads::Threads
 )

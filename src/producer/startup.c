@@ -29,7 +29,9 @@ static void init_once_fn(void)
 {
     flightrec__timebase_init();
     flightrec__registry_init();
-    flightrec__port_at_fork_child(after_fork_child);
+    flightrec__port_at_fork(flightrec__registry_before_fork,
+                            flightrec__registry_after_fork_parent,
+                            after_fork_child);
     if (flightrec__region_create(flightrec__settings()) != 0) {
         static const char text[] =
             "flightrec: cannot reserve memory for the ring region; "

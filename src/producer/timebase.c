@@ -71,6 +71,24 @@ static uint64_t measure_frequency(void)
 }
 #endif
 
+_Atomic int flightrec__frequency_published;
+
+void flightrec__timebase_publish_if_ready(void)
+{
+    if (flightrec__region_base == NULL)
+        return;
+#if !defined(FLIGHTREC_PORT_COUNTER) && (defined(__x86_64__) || defined(__i386__))
+    /* Not before the calibration span: a slow path must never wait. */
+    if (atomic_load_explicit(&frequency_cache, memory_order_relaxed) == 0 &&
+        flightrec__port_monotonic_ns() - monotonic_at_base < 20000000u)
+        return;
+#endif
+    atomic_store_explicit(&region_header()->counter_frequency,
+                          flightrec_counter_frequency(), memory_order_relaxed);
+    atomic_store_explicit(&flightrec__frequency_published, 1,
+                          memory_order_relaxed);
+}
+
 uint64_t flightrec_counter_frequency(void)
 {
     uint64_t cached = atomic_load_explicit(&frequency_cache,

@@ -113,12 +113,11 @@ static uintptr_t drops_total(const ring_t *ring)
 
 /*
  * The head, and the recorder items of the current owner before it.  The
- * owner counts a group of recorder items (and says where it starts) before
- * it writes and publishes them; a group counted but not yet under the head
- * is taken off.  The sequence counter makes sure no second group was
- * counted between the two reads; a producer stopped in the middle (by the
- * handler that reads) leaves the count of the group it was writing, which
- * the same test takes off.
+ * owner counts a group of recorder items (in the slot it is about to put in
+ * force, then steps sync_seq) before it writes and publishes them; a group
+ * counted but not yet under the head is taken off.  The slot read is whole
+ * when sync_seq did not move meanwhile: also when the owner was stopped in
+ * the middle of filling the other slot (by the handler that reads).
  */
 static uintptr_t head_and_recorder_items(const ring_t *ring, uintptr_t *head)
 {
@@ -127,12 +126,10 @@ static uintptr_t head_and_recorder_items(const ring_t *ring, uintptr_t *head)
         uint32_t s1 = atomic_load_explicit(&ring->sync_seq,
                                            memory_order_acquire);
         *head = atomic_load_explicit(&ring->head, memory_order_acquire);
-        count = atomic_load_explicit(&ring->recorder_items,
-                                     memory_order_relaxed);
-        uintptr_t at = atomic_load_explicit(&ring->recorder_last_at,
-                                            memory_order_relaxed);
-        uint32_t n = atomic_load_explicit(&ring->recorder_last_count,
-                                          memory_order_relaxed);
+        const struct flightrec_region_recorder *r = &ring->recorder[s1 & 1u];
+        count = atomic_load_explicit(&r->total, memory_order_relaxed);
+        uintptr_t at = atomic_load_explicit(&r->last_at, memory_order_relaxed);
+        uint32_t n = atomic_load_explicit(&r->last_count, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         uint32_t s2 = atomic_load_explicit(&ring->sync_seq,
                                            memory_order_relaxed);
@@ -166,8 +163,14 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
 static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
 {
     atomic_thread_fence(memory_order_acquire);
-    return oldest_intact(
-        ring, id, atomic_load_explicit(&ring->head, memory_order_relaxed));
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (atomic_load_explicit(&ring->owner_generation, memory_order_relaxed) !=
+        id->owner_generation) {
+        /* A new owner does not stop at our tail: only the flight bound
+         * holds for what it may have written. */
+        return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
+    }
+    return oldest_intact(ring, id, head);
 }
 
 static void put_chunk_head(struct fr_sink *sink, const ring_t *ring,
@@ -314,9 +317,19 @@ int fr_ring_dump(struct fr_sink *sink, const unsigned char *base,
                       &end_events);
 }
 
+static uint32_t reader_u32(const _Atomic uint32_t *field)
+{
+    return atomic_load_explicit(field, memory_order_relaxed);
+}
+
+static uintptr_t reader_word(const _Atomic uintptr_t *field)
+{
+    return atomic_load_explicit(field, memory_order_relaxed);
+}
+
 int fr_ring_has_news(const ring_t *ring)
 {
-    if (ring->reader_generation !=
+    if (reader_u32(&ring->reader_generation) !=
         atomic_load_explicit(&ring->owner_generation, memory_order_acquire))
         return 1;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -324,8 +337,8 @@ int fr_ring_has_news(const ring_t *ring)
     uintptr_t dropped = drops_total(ring) -
                         atomic_load_explicit(&ring->dropped_at_start,
                                              memory_order_relaxed);
-    return head != tail || dropped != ring->reader_dropped ||
-           (ring->reader_flags & READER_REWOUND) != 0;
+    return head != tail || dropped != reader_word(&ring->reader_dropped) ||
+           (reader_u32(&ring->reader_flags) & READER_REWOUND) != 0;
 }
 
 int fr_ring_fully_read(const ring_t *ring)
@@ -338,7 +351,8 @@ void fr_ring_rewind(ring_t *ring)
     /* Only a ring that holds something for its owner has it to re-read. */
     if (atomic_load_explicit(&ring->head, memory_order_relaxed) !=
         atomic_load_explicit(&ring->start, memory_order_relaxed))
-        ring->reader_flags |= READER_REWOUND;
+        atomic_fetch_or_explicit(&ring->reader_flags, READER_REWOUND,
+                                 memory_order_relaxed);
 }
 
 int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
@@ -347,46 +361,51 @@ int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
     struct identity id;
     if (read_identity(ring, &id) != 0)
         return -1;
-    if (id.owner_generation != ring->reader_generation) {
+    if (id.owner_generation != reader_u32(&ring->reader_generation)) {
         /* A new owner.  If the ring was reused from one whose end we had
          * not read (or that we never read at all), report its losses under
          * its own identity. */
         if (id.previous_generation != 0) {
-            int followed = id.previous_generation == ring->reader_generation;
+            int followed =
+                id.previous_generation == reader_u32(&ring->reader_generation);
             uintptr_t lost = id.previous_events -
-                             (followed ? ring->reader_events : 0);
-            uintptr_t dropped = id.previous_dropped -
-                                (followed ? ring->reader_dropped : 0);
+                             (followed ? reader_word(&ring->reader_events) : 0);
+            uintptr_t dropped =
+                id.previous_dropped -
+                (followed ? reader_word(&ring->reader_dropped) : 0);
             if (lost != 0 || dropped != 0)
                 put_chunk_head(sink, ring, &id.previous, id.previous_events,
                                lost, dropped);
         }
-        ring->reader_generation = id.owner_generation;
-        ring->reader_events = 0;
-        ring->reader_dropped = 0;
-        ring->reader_flags = 0;
+        atomic_store_explicit(&ring->reader_generation, id.owner_generation,
+                              memory_order_relaxed);
+        atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);
+        atomic_store_explicit(&ring->reader_dropped, 0, memory_order_relaxed);
+        atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
         atomic_store_explicit(&ring->tail, id.start, memory_order_release);
     }
     struct owner owner = id.owner;
     if (name != NULL)
         memcpy(owner.name, name, sizeof(owner.name));
     uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    uintptr_t from = tail, from_events = ring->reader_events;
+    uintptr_t from = tail, from_events = reader_word(&ring->reader_events);
     uintptr_t dropped = drops_total(ring) - id.dropped_at_start;
     /* After a rewind everything still held comes again: a re-read, not a
      * loss (readers see the position go back). */
-    int reread = (ring->reader_flags & READER_REWOUND) != 0;
+    int reread = (reader_u32(&ring->reader_flags) & READER_REWOUND) != 0;
     if (reread)
         from = id.start;
     uintptr_t end, end_events;
     int rc = read_owner(sink, base, ring, &id, &owner, from, from_events,
-                        dropped - ring->reader_dropped, reread, reread, &end,
+                        dropped - reader_word(&ring->reader_dropped), reread,
+                        reread, &end,
                         &end_events);
     if (rc != 0)
         return rc;
-    ring->reader_flags = 0;
-    ring->reader_events = end_events;
-    ring->reader_dropped = dropped;
+    atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_events, end_events,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_dropped, dropped, memory_order_relaxed);
     /* Release: the copies are done before the producer may reuse slots. */
     atomic_store_explicit(&ring->tail, end, memory_order_release);
     return 0;

@@ -164,6 +164,12 @@ void fr_put_header(struct fr_sink *sink,
     fr_put_meta(sink, FLIGHTREC_EV_REALTIME_LOW, (uint32_t)header->realtime_ns);
     fr_put_meta(sink, FLIGHTREC_EV_REALTIME_HIGH,
                 (uint32_t)(header->realtime_ns >> 32));
+    /* The header is one unit: a write that cuts it keeps all the rest, so
+     * that the stream never goes on without its header. */
+    _Static_assert(8 + 9 * ITEM_SIZE <= sizeof(((struct fr_sink *)0)->carry),
+                   "the carry holds a whole header");
+    if (sink->start_in_buf != 0)
+        sink->start_in_buf = sink->len;
 }
 
 void fr_put_event_names(struct fr_sink *sink,

@@ -29,7 +29,8 @@ struct fr_sink {
     size_t cap, len;
     size_t start_in_buf;        /* bytes of the stream start (format word
                                    and magic) at the front of buf */
-    unsigned char carry[16];    /* the rest of an item a write cut */
+    unsigned char carry[192];   /* the rest of an item (or of the stream
+                                   header) a write cut */
     size_t carry_len;
     uint64_t written;           /* bytes that reached the target */
 };

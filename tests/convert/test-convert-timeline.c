@@ -243,6 +243,4 @@ TEST(ftrace_kernel)
     free(out);
 }
 
-TEST_MAIN(TEST_ENTRY(perfetto_user), TEST_ENTRY(perfetto_kernel),
-          TEST_ENTRY(json_user), TEST_ENTRY(json_kernel),
-          TEST_ENTRY(ftrace_user), TEST_ENTRY(ftrace_kernel))
+TEST_MAIN()

@@ -40,4 +40,4 @@ TEST(cxx_records)
     std::free(s);
 }
 
-TEST_MAIN(TEST_ENTRY(cxx_records))
+TEST_MAIN()

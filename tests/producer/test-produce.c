@@ -490,14 +490,4 @@ TEST(zero_setup_defaults)
     sp_free(&s);
 }
 
-TEST_MAIN(TEST_ENTRY(first_event_writes_sync_pair),
-          TEST_ENTRY(time_field_wraps),
-          TEST_ENTRY(sync_after_gap), TEST_ENTRY(sync_every_quarter_ring),
-          TEST_ENTRY(multi_item_records_share_time),
-          TEST_ENTRY(filter_start_stop), TEST_ENTRY(event_names_travel),
-          TEST_ENTRY(flight_overflow_exact), TEST_ENTRY(discard_counts_drops),
-          TEST_ENTRY(drain_incremental_and_rewind),
-          TEST_ENTRY(rewind_refused_in_discard_mode),
-          TEST_ENTRY(config_validation), TEST_ENTRY(config_from_environment),
-          TEST_ENTRY(invalid_environment_keeps_recording_off),
-          TEST_ENTRY(zero_setup_defaults))
+TEST_MAIN()

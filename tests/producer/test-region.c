@@ -226,7 +226,7 @@ TEST(ring_reader_reads_a_region_built_by_hand)
 {
     const size_t ring_at = 128 + 192 + sizeof(struct flightrec_region_names);
     const size_t ring_at_aligned = (ring_at + 63) & ~(size_t)63;
-    const size_t items_at = ring_at_aligned + 384;
+    const size_t items_at = ring_at_aligned + 448;
     const size_t size = items_at + 16 * sizeof(struct flightrec_region_item);
     unsigned char *base = aligned_alloc(64, (size + 63) & ~(size_t)63);
     CHECK(base != NULL);
@@ -284,9 +284,10 @@ TEST(ring_reader_reads_a_region_built_by_hand)
         atomic_store(&items[position & 15].data, data);
     }
     atomic_store(&ring->head, position);
-    atomic_store(&ring->recorder_items, 4);
-    atomic_store(&ring->recorder_last_at, 12);
-    atomic_store(&ring->recorder_last_count, 2);
+    /* The owner's count of its own items: slot 0 in force (sync_seq 0). */
+    atomic_store(&ring->recorder[0].total, 4);
+    atomic_store(&ring->recorder[0].last_at, 12);
+    atomic_store(&ring->recorder[0].last_count, 2);
 
     char message[200];
     CHECK_EQ_I(fr_region_check(base, size, message, sizeof(message)), 0);

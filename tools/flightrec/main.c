@@ -25,12 +25,14 @@ static int cmd_help(int argc, char **argv);
 
 /* Sorted by name. */
 static const struct flightrec_cmd cmds[] = {
-#ifdef FLIGHTREC_HAVE_CONVERT
     { "convert", cmd_convert, "convert a stream to CTF, Perfetto, ftrace or JSON" },
-#endif
+    { "dump", cmd_dump, "write what a session's rings hold, live or dead" },
     { "help", cmd_help, "show help for flightrec or a command" },
+    { "ls", cmd_ls, "list this user's sessions (recording processes)" },
     { "print", cmd_print, "print the records of a stream as text or CSV" },
+    { "rm", cmd_rm, "remove session files" },
     { "stats", cmd_stats, "summarize a stream: events, threads, losses" },
+    { "stream", cmd_stream, "consume a live session's rings continuously" },
 };
 
 static const char main_usage[] =

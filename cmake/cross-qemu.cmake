@@ -1,0 +1,33 @@
+# Cross builds run under qemu-user, one file for every target CI checks:
+#   armhf  32-bit little-endian ARM (32-bit data words, the LE_32 format),
+#          the architecture family the firmware port aims at
+#   s390x  64-bit big-endian
+# Use: -DCMAKE_TOOLCHAIN_FILE=cmake/cross-qemu.cmake -DFLIGHTREC_CROSS=armhf
+# (or the presets "armhf" and "s390x" in CMakePresets.json).
+if(NOT FLIGHTREC_CROSS)
+  # try_compile() projects re-read this file: they get the value from the
+  # environment set below.
+  set(FLIGHTREC_CROSS "$ENV{FLIGHTREC_CROSS}")
+endif()
+if(FLIGHTREC_CROSS STREQUAL "armhf")
+  set(CMAKE_SYSTEM_PROCESSOR arm)
+  set(cross_triplet arm-linux-gnueabihf)
+  set(cross_qemu qemu-arm)
+elseif(FLIGHTREC_CROSS STREQUAL "s390x")
+  set(CMAKE_SYSTEM_PROCESSOR s390x)
+  set(cross_triplet s390x-linux-gnu)
+  set(cross_qemu qemu-s390x)
+else()
+  message(FATAL_ERROR "cmake/cross-qemu.cmake: set FLIGHTREC_CROSS to armhf "
+          "or s390x (got '${FLIGHTREC_CROSS}')")
+endif()
+set(ENV{FLIGHTREC_CROSS} "${FLIGHTREC_CROSS}")
+set(FLIGHTREC_CROSS "${FLIGHTREC_CROSS}" CACHE STRING "Cross target: armhf or s390x")
+
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_C_COMPILER ${cross_triplet}-gcc)
+set(CMAKE_FIND_ROOT_PATH /usr/${cross_triplet})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_CROSSCOMPILING_EMULATOR ${cross_qemu} -L /usr/${cross_triplet})

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "session.h"
+
+#include "region-check.h"
+
+#include <flightrec/region.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* "BEFORE PATH AFTER: why" into @message; returns @rc. */
+static int say(char *message, size_t size, int rc, const char *before,
+               const char *path, const char *after)
+{
+    if (message != NULL && size != 0)
+        snprintf(message, size, "%s%s%s: %s", before, path, after,
+                 strerror(-rc));
+    return rc;
+}
+
+int fr_session_dir(char *path, size_t size, int create, char *message,
+                   size_t message_size)
+{
+    const char *runtime = getenv("XDG_RUNTIME_DIR");
+    int n;
+    if (runtime != NULL && runtime[0] == '/')
+        n = snprintf(path, size, "%s/flightrec", runtime);
+    else
+        n = snprintf(path, size, "/dev/shm/flightrec-%u",
+                     (unsigned)getuid());
+    if (n < 0 || (size_t)n >= size)
+        return say(message, message_size, -ENAMETOOLONG,
+                   "session directory ", "(too long)", "");
+    if (create && mkdir(path, 0700) != 0 && errno != EEXIST)
+        return say(message, message_size, -errno,
+                   "cannot create session directory ", path, "");
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return say(message, message_size, -errno, "session directory ", path,
+                   "");
+    if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
+        return say(message, message_size, -ENOTDIR, "session directory ",
+                   path, " is not a directory");
+    if (st.st_uid != getuid())
+        return say(message, message_size, -EPERM, "session directory ",
+                   path, " belongs to another user");
+    if ((st.st_mode & 0077) != 0)
+        return say(message, message_size, -EPERM, "session directory ",
+                   path, " is open to other users (it must be 0700)");
+    return 0;
+}
+
+int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
+                    uint64_t start_time)
+{
+    int n = snprintf(out, size, "%s/%d-%llu%s", dir, (int)pid,
+                     (unsigned long long)start_time, FR_SESSION_SUFFIX);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+uint64_t fr_process_start_time(int32_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The command name may hold spaces and parentheses: fields count from
+     * the last ')'.  Field 22 is the start time; after ')' come 3..52. */
+    char *p = strrchr(buf, ')');
+    if (p == NULL)
+        return 0;
+    p++;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (p == NULL)
+            return 0;
+    }
+    return strtoull(p + 1, NULL, 10);
+}
+
+
+static int fail(char *message, size_t size, const char *what,
+                const char *path, const char *why)
+{
+    if (message != NULL && size != 0)
+        snprintf(message, size, "%s'%s'%s%s", what, path, why[0] ? ": " : "",
+                 why);
+    return -1;
+}
+
+static int map_file(struct fr_session *s, size_t size, char *message,
+                    size_t message_size)
+{
+    int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
+    void *at = mmap(NULL, size, prot, MAP_SHARED, s->fd, 0);
+    if (at == MAP_FAILED)
+        return fail(message, message_size, "cannot map ", s->path,
+                    strerror(errno));
+    s->base = at;
+    s->size = size;
+    return 0;
+}
+
+int fr_session_open(struct fr_session *s, const char *path, int writable,
+                    char *message, size_t message_size)
+{
+    memset(s, 0, sizeof(*s));
+    s->fd = -1;
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    s->writable = writable;
+    s->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
+                           O_CLOEXEC | O_NONBLOCK);
+    if (s->fd < 0)
+        return fail(message, message_size, "cannot open ", path,
+                    errno == ELOOP ? "a symbolic link" : strerror(errno));
+    struct stat st;
+    if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fr_session_close(s);
+        return fail(message, message_size, "", path, "not a regular file");
+    }
+    if (st.st_uid != getuid()) {
+        fr_session_close(s);
+        return fail(message, message_size, "", path,
+                    "belongs to another user: refused");
+    }
+    if (st.st_size < (off_t)sizeof(struct flightrec_region_header)) {
+        fr_session_close(s);
+        return fail(message, message_size, "", path,
+                    "too short for a region header");
+    }
+    if (map_file(s, (size_t)st.st_size, message, message_size) != 0) {
+        fr_session_close(s);
+        return -1;
+    }
+    char why[300];
+    if (fr_region_check(s->base, s->size, why, sizeof(why)) != 0) {
+        fail(message, message_size, "", path, why);
+        fr_session_close(s);
+        return -1;
+    }
+    return 0;
+}
+
+int fr_session_remap(struct fr_session *s, char *message, size_t message_size)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return fail(message, message_size, "", s->path, strerror(errno));
+    if ((size_t)st.st_size == s->size)
+        return 0;
+    munmap(s->base, s->size);
+    s->base = NULL;
+    if (map_file(s, (size_t)st.st_size, message, message_size) != 0)
+        return -1;
+    char why[300];
+    if (fr_region_check(s->base, s->size, why, sizeof(why)) != 0)
+        return fail(message, message_size, "", s->path, why);
+    return 0;
+}
+
+void fr_session_close(struct fr_session *s)
+{
+    if (s->base != NULL)
+        munmap(s->base, s->size);
+    if (s->fd >= 0)
+        close(s->fd);
+    s->base = NULL;
+    s->fd = -1;
+}
+
+static const struct flightrec_region_process *process_of(
+    const unsigned char *region)
+{
+    const struct flightrec_region_header *h = (const void *)region;
+    return (const void *)(region + h->process_offset);
+}
+
+int fr_session_alive(const unsigned char *region)
+{
+    const struct flightrec_region_process *p = process_of(region);
+    if (p->pid <= 0 || (kill(p->pid, 0) != 0 && errno != EPERM))
+        return 0;
+    return fr_process_start_time(p->pid) == p->start_time;
+}
+
+int fr_session_locate(const char *arg, char *path, size_t size,
+                      char *message, size_t message_size)
+{
+    size_t len = strlen(arg);
+    if (strchr(arg, '/') != NULL ||
+        (len > strlen(FR_SESSION_SUFFIX) &&
+         strcmp(arg + len - strlen(FR_SESSION_SUFFIX), FR_SESSION_SUFFIX) == 0)) {
+        snprintf(path, size, "%s", arg);
+        return 0;
+    }
+    char *end;
+    long pid = strtol(arg, &end, 10);
+    if (arg[0] == '\0' || *end != '\0' || pid <= 0 || pid > INT32_MAX)
+        return fail(message, message_size, "", arg,
+                    "neither a process id nor a session file");
+    char dir[400];
+    if (fr_session_dir(dir, sizeof(dir), 0, message, message_size) != 0)
+        return -1;
+    uint64_t live_start = fr_process_start_time((int32_t)pid);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return fail(message, message_size, "cannot read ", dir,
+                    strerror(errno));
+    char prefix[32];
+    snprintf(prefix, sizeof(prefix), "%ld-", pid);
+    unsigned long long best = 0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        unsigned long long start = strtoull(e->d_name + strlen(prefix), &end, 10);
+        if (strcmp(end, FR_SESSION_SUFFIX) != 0)
+            continue;
+        /* The live process's own file wins; else the newest. */
+        if (!found || start == live_start || (best != live_start && start > best)) {
+            best = start;
+            found = 1;
+        }
+    }
+    closedir(d);
+    if (!found)
+        return fail(message, message_size, "no session of process ", arg,
+                    "");
+    return fr_session_path(path, size, dir, (int32_t)pid, best);
+}
+
+/* The claim is one word, so that taking it is one compare-and-swap: the
+ * consumer's pid (22 bits) and its start time (42 bits). */
+static uint64_t claim_token(int32_t pid, uint64_t start)
+{
+    return (uint64_t)(uint32_t)pid << 42 | (start & (((uint64_t)1 << 42) - 1));
+}
+
+static int claim_alive(uint64_t token)
+{
+    int32_t pid = (int32_t)(token >> 42);
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
+        return 0;
+    return claim_token(pid, fr_process_start_time(pid)) == token;
+}
+
+int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
+                      uint64_t start, int32_t *holder)
+{
+    uint64_t mine = claim_token(pid, start);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint64_t current = atomic_load_explicit(&control->consumer_claim,
+                                                memory_order_acquire);
+        if (current == mine)
+            return 0;
+        if (current != 0 && claim_alive(current)) {
+            *holder = (int32_t)(current >> 42);
+            return -1;
+        }
+        if (atomic_compare_exchange_strong_explicit(
+                &control->consumer_claim, &current, mine,
+                memory_order_acq_rel, memory_order_acquire)) {
+            atomic_store_explicit(&control->consumer_pid, pid,
+                                  memory_order_relaxed);
+            return 0;
+        }
+    }
+    *holder = atomic_load_explicit(&control->consumer_pid,
+                                   memory_order_relaxed);
+    return -1;
+}
+
+void fr_consumer_release(struct flightrec_region_control *control,
+                         int32_t pid)
+{
+    uint64_t current = atomic_load_explicit(&control->consumer_claim,
+                                            memory_order_acquire);
+    if ((int32_t)(current >> 42) != pid)
+        return;
+    if (atomic_compare_exchange_strong_explicit(
+            &control->consumer_claim, &current, 0, memory_order_acq_rel,
+            memory_order_relaxed))
+        atomic_store_explicit(&control->consumer_pid, 0, memory_order_relaxed);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Sessions: a recording process's region as a file in a per-user
+ * directory, so that other processes of the same user can list, dump,
+ * stream and control it, and read it after the process died.
+ *
+ *   $XDG_RUNTIME_DIR/flightrec/        (or /dev/shm/flightrec-UID/)
+ *       PID-STARTTIME.region           0600, one per process
+ *
+ * The directory is 0700 and must belong to the user; files are created
+ * without following a symbolic link and checked to belong to the user.
+ */
+#ifndef FLIGHTREC_SESSION_H
+#define FLIGHTREC_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FR_SESSION_SUFFIX ".region"
+
+/* The session directory of the calling user into @path.  With @create it
+ * is made (0700) if missing.  Refused, with a message, when it is not a
+ * directory of this user with no access for others, or is a symbolic
+ * link.  0 or -errno. */
+int fr_session_dir(char *path, size_t size, int create, char *message,
+                   size_t message_size);
+
+/* "DIR/PID-START.region" into @out; 0, or -1 if it does not fit. */
+int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
+                    uint64_t start_time);
+
+/* The start time of process @pid (/proc/PID/stat, clock ticks since boot),
+ * 0 if there is no such process.  Tells a live process from a dead one
+ * whose pid was reused. */
+uint64_t fr_process_start_time(int32_t pid);
+
+#endif
+
+/* An open session file, mapped. */
+struct fr_session {
+    char path[512];
+    int fd;
+    unsigned char *base;
+    size_t size;
+    int writable;
+};
+
+/* Opens the session file @path (without following a symbolic link; it must
+ * be a regular file of this user) and maps it, read-only or, with
+ * @writable, for a consumer or a control change; the region is checked
+ * (region-check.h).  0, or -1 with a message. */
+int fr_session_open(struct fr_session *s, const char *path, int writable,
+                    char *message, size_t message_size);
+/* Maps again if the file grew (new rings); 0 or -1 with a message. */
+int fr_session_remap(struct fr_session *s, char *message,
+                     size_t message_size);
+void fr_session_close(struct fr_session *s);
+
+/* The session file of process @pid in the session directory: the one whose
+ * process is alive with that pid, else the newest.  0 or -1 with a message.
+ * @arg may also be a path (it contains a '/' or ends in ".region"). */
+int fr_session_locate(const char *arg, char *path, size_t size,
+                      char *message, size_t message_size);
+
+/* Whether the process that wrote @region (pid and start time) is alive:
+ * a pid reused by another process counts as dead. */
+int fr_session_alive(const unsigned char *region);
+
+struct flightrec_region_control;
+/* Claims the region's one consumer slot for process @pid (start time
+ * @start): 0, or -1 with the live holder's pid in *holder.  The claim of a
+ * consumer that died is taken over, so none goes stale. */
+int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
+                      uint64_t start, int32_t *holder);
+void fr_consumer_release(struct flightrec_region_control *control,
+                         int32_t pid);

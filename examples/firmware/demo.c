@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A demo firmware for QEMU's mps2-an385 (Cortex-M3): three tasks under a
+ * A demo firmware for QEMU's mps2-an385 (Cortex-M3) and mps2-an505
+ * (Cortex-M33): three tasks under a
  * cooperative round-robin scheduler, SysTick at 1 kHz and TIMER1 at a
  * higher priority that nests into it, recorded with flightrec.  The rings
  * go out on the UART every STREAM_EVERY_TICKS ticks; at tick FAULT_AT_TICK
@@ -23,7 +24,7 @@
 #define NVIC_ISER0 REG(0xe000e100u)
 #define NVIC_IPR(n) (*(volatile uint8_t *)(0xe000e400u + (n)))
 
-#define TIMER1_BASE 0x40001000u
+#define TIMER1_BASE FW_TIMER1_BASE
 #define TIMER1_CTRL REG(TIMER1_BASE + 0x00u)
 #define TIMER1_VALUE REG(TIMER1_BASE + 0x04u)
 #define TIMER1_RELOAD REG(TIMER1_BASE + 0x08u)
@@ -34,10 +35,15 @@
 #define VECTOR_TIMER1 (16u + FW_IRQ_TIMER1)
 
 #define SYSTICK_HZ 1000u
-#define SYSTICK_PERIOD (FW_CLOCK_HZ / SYSTICK_HZ)       /* 25000 ticks */
-#define TIMER1_PERIOD 82500u                            /* 3.3 ms */
-#define SYSTICK_WORK 5000u      /* ticks each SysTick spends (200 us) */
-#define TASK_WORK 7500u         /* ticks each task turn spends (300 us) */
+#define TICKS_PER_US (FW_CLOCK_HZ / 1000000u)
+#define SYSTICK_PERIOD (FW_CLOCK_HZ / SYSTICK_HZ)
+#define TIMER1_PERIOD (3300u * TICKS_PER_US)            /* 3.3 ms */
+#define SYSTICK_WORK (200u * TICKS_PER_US)  /* each SysTick's work */
+#define TASK_WORK (300u * TICKS_PER_US)     /* each task turn's work */
+/* Instructions of the calibration loop (3 per turn): with QEMU's icount
+ * they take a known virtual time, against which the log's times are
+ * checked. */
+#define CALIBRATION_TURNS 1000000u
 #define STREAM_EVERY_TICKS 20u
 #define FAULT_AT_TICK 200u
 #define FAULT_EXIT_STATUS 3u
@@ -275,9 +281,23 @@ static void logger_task(struct task *self)
 
 int main(void)
 {
+    uint32_t calibration_turns = CALIBRATION_TURNS;
     fw_uart_init();
     fw_counter_init();
-    fw_uart_puts("flightrec-demo: start\n");
+    fw_uart_puts("flightrec-demo: start on " FW_BOARD_NAME "\n");
+    /* Counter ticks over a fixed number of instructions: under icount the
+     * log shows whether the frequency in the stream is the timer's. */
+    uint64_t before = flightrec_port_counter();
+    __asm__ __volatile__("1: subs %0, %0, #1\n\t"
+                         "nop\n\t"
+                         "bne 1b"
+                         : "+r"(calibration_turns)::"cc");
+    uint64_t elapsed = flightrec_port_counter() - before;
+    fw_uart_puts("flightrec-demo: calibration:");
+    put_count("instructions", 3u * CALIBRATION_TURNS);
+    put_count("ticks", (uint32_t)elapsed);
+    put_count("frequency", FW_CLOCK_HZ);
+    fw_uart_puts("\n");
     flightrec_event_set_name(EV_TICK, "tick");
     flightrec_event_set_name(EV_WORK, "work");
     flightrec_event_set_name(EV_FAULT, "fault");

@@ -43,12 +43,12 @@ pattern = r"^ \.(?:text|rodata)\S*\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+(\S+\.o)$"
 for m in re.finditer(pattern, text, re.M):
     name = m.group(2).rsplit("/", 1)[-1]
     sizes[name] = sizes.get(name, 0) + int(m.group(1), 16)
-port = ("port-cortexm.o", "startup-an385.o", "demo.o")
+port = ("port-cortexm.o", "startup-mps2.o", "demo.o")
 core = {k: v for k, v in sizes.items() if k not in port}
 for name, size in sorted(core.items()):
     print("  %-18s %6d" % (name, size))
 print("core code as linked (-Os): %d bytes; port: %d; demo and start: %d"
       % (sum(core.values()), sizes.get("port-cortexm.o", 0),
-         sizes.get("demo.o", 0) + sizes.get("startup-an385.o", 0)))
+         sizes.get("demo.o", 0) + sizes.get("startup-mps2.o", 0)))
 PY
 arm-none-eabi-size "$build/demo.elf"

@@ -2,11 +2,12 @@
 /*
  * The Cortex-M port of the recording runtime (src/producer/platform.h) for
  * the ARM MPS2 boards QEMU emulates (mps2-an385: Cortex-M3, mps2-an505:
- * Cortex-M33), built with FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER.
+ * Cortex-M33; port-cortexm.h has their differences), built with
+ * FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER.
  *
  * - The region is a static array; nothing is ever given back.
- * - The counter is the CMSDK TIMER0 (32-bit down-counter at the 25 MHz
- *   system clock) extended to 64 bits by its wrap interrupt.
+ * - The counter is the CMSDK TIMER0 (32-bit down-counter at the system
+ *   clock) extended to 64 bits by its wrap interrupt.
  * - The recorder's one "thread" is the CPU: tasks switch cooperatively, so
  *   no task is ever switched out in the middle of a record; interrupts are
  *   its signals (a record they interrupt sends theirs to the signal ring).
@@ -30,7 +31,7 @@
 
 #define REG(address) (*(volatile uint32_t *)(address))
 
-#define UART0_BASE 0x40004000u
+#define UART0_BASE FW_UART0_BASE
 #define UART_DATA REG(UART0_BASE + 0x00u)
 #define UART_STATE REG(UART0_BASE + 0x04u)
 #define UART_CTRL REG(UART0_BASE + 0x08u)
@@ -38,7 +39,7 @@
 #define UART_STATE_TX_FULL 1u
 #define UART_CTRL_TX_ENABLE 1u
 
-#define TIMER0_BASE 0x40000000u
+#define TIMER0_BASE FW_TIMER0_BASE
 #define TIMER_CTRL(base) REG((base) + 0x00u)
 #define TIMER_VALUE(base) REG((base) + 0x04u)
 #define TIMER_RELOAD(base) REG((base) + 0x08u)

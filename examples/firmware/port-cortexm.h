@@ -11,12 +11,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The MPS2 system clock, which drives TIMER0/1 and SysTick. */
+/* The board (build.sh sets one): the system clock, which drives TIMER0/1
+ * and SysTick (measured against QEMU's icount instruction clock: 25 MHz on
+ * AN385, 20 MHz on AN505), the CMSDK UART and timers, their IRQ numbers.
+ * AN505 runs in the Secure state: its peripherals' Secure aliases. */
+#if defined(FW_BOARD_AN505)
+#define FW_BOARD_NAME "mps2-an505"
+#define FW_CLOCK_HZ 20000000u
+#define FW_UART0_BASE 0x50200000u
+#define FW_TIMER0_BASE 0x50000000u
+#define FW_TIMER1_BASE 0x50001000u
+#define FW_IRQ_TIMER0 3
+#define FW_IRQ_TIMER1 4
+#else
+#define FW_BOARD_NAME "mps2-an385"
 #define FW_CLOCK_HZ 25000000u
-
-/* IRQ numbers of the CMSDK timers on MPS2 (AN385 and AN505). */
+#define FW_UART0_BASE 0x40004000u
+#define FW_TIMER0_BASE 0x40000000u
+#define FW_TIMER1_BASE 0x40001000u
 #define FW_IRQ_TIMER0 8
 #define FW_IRQ_TIMER1 9
+#endif
 
 /* The region: header, control, the 1024-entry event name table, and one
  * ring pair (the CPU's ring and its interrupts' ring). */

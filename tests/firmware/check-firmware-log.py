@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Checks the UART log of examples/firmware (demo.c) as the host decodes it.
 
-usage: check-firmware-log.py FLIGHTREC LOG
+usage: check-firmware-log.py FLIGHTREC LOG [an385|an505]
 
 The demo prints its own counts in the fault line; the decoded recording
 must show exactly those events, in the scheduler's order, timed by its
@@ -14,12 +14,15 @@ import re
 import subprocess
 import sys
 
+# Per board: the system clock (TIMER0, the counter) and TIMER1's exception
+# number (16 + its IRQ).
+BOARDS = {"an385": (25_000_000, 16 + 9), "an505": (20_000_000, 16 + 4)}
 SYSTICK_VECTOR = 15
-TIMER1_VECTOR = 25
 SYSTICKS = 200
 SYSTICK_NS = 1_000_000
 TIMER1_NS = 3_300_000
-TICK_NS = 40                    # one period of the 25 MHz counter
+# run.sh's -icount shift=7: one instruction every 128 ns of virtual time.
+ICOUNT_NS_PER_INSTRUCTION = 128
 # An interrupt's entry record waits for what runs before it: a handler of
 # the same or a higher priority (TIMER1, or SysTick's own 200 us of work
 # cannot delay the next tick: 1 ms apart), a recorder slow path.  Bound.
@@ -36,7 +39,23 @@ def check(cond, what):
 
 def main():
     flightrec, log = sys.argv[1], sys.argv[2]
+    board = sys.argv[3] if len(sys.argv) > 3 else "an385"
+    frequency, timer1_vector = BOARDS[board]
     text = open(log, "rb").read().decode("ascii", "replace")
+    # The counter against the icount clock: ticks over a known number of
+    # instructions (plus the few of the two counter reads) give the
+    # frequency the stream must state.
+    m = re.search(r"calibration: instructions=(\d+) ticks=(\d+) "
+                  r"frequency=(\d+)", text)
+    if m is None:
+        sys.exit("no calibration line in " + log)
+    instructions, ticks, stated = map(int, m.groups())
+    expected = instructions * ICOUNT_NS_PER_INSTRUCTION * frequency // 10**9
+    check(stated == frequency, "firmware states %d Hz, board %d Hz"
+          % (stated, frequency))
+    check(expected <= ticks <= expected + 100 * frequency // 10**6,
+          "calibration: %d ticks for %d instructions, expected %d at %d Hz"
+          % (ticks, instructions, expected, frequency))
     m = re.search(r"hard fault; counts: systick=(\d+) timer1=(\d+) "
                   r"nested=(\d+) switches=(\d+)", text)
     if m is None:
@@ -64,8 +83,9 @@ def main():
 
     times = [int(r["time_ns"]) for r in events]
     check(times == sorted(times), "records not in time order")
-    check(all(t % TICK_NS == 0 for t in times),
-          "a time that is not a whole tick of the 25 MHz counter")
+    tick_ns = 10**9 // frequency
+    check(all(t % tick_ns == 0 for t in times),
+          "a time that is not a whole tick of the %d Hz counter" % frequency)
 
     # The fault is the last record.
     check(events[-1]["event"] == "fault", "last record: %r" % events[-1])
@@ -89,9 +109,9 @@ def main():
     # TIMER1: as many as fit in the 200 ms, 3.3 ms apart; nesting as the
     # firmware counted it, found from the times.
     t1_in = [int(r["time_ns"]) for r in events
-             if r["event"] == "INTERRUPT_ENTRY" and data(r) == TIMER1_VECTOR]
+             if r["event"] == "INTERRUPT_ENTRY" and data(r) == timer1_vector]
     t1_out = [int(r["time_ns"]) for r in events
-              if r["event"] == "INTERRUPT_EXIT" and data(r) == TIMER1_VECTOR]
+              if r["event"] == "INTERRUPT_EXIT" and data(r) == timer1_vector]
     expected_t1 = SYSTICKS * SYSTICK_NS // TIMER1_NS
     check(fw_timer1 == expected_t1, "firmware timer1 count %d, expected %d"
           % (fw_timer1, expected_t1))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Vector table and reset for mps2-an385 (link-an385.ld): QEMU loads the
- * whole image into RAM, so reset only clears .bss before main().
+ * Vector table and reset for the MPS2 boards (link-an385.ld,
+ * link-an505.ld): QEMU loads the whole image, so reset only clears .bss
+ * before main().
  */
 #include "port-cortexm.h"
 

@@ -9,6 +9,7 @@ must show exactly those events, in the scheduler's order, timed by its
 25 MHz timer, with the fault last and nothing lost.  The demo's parameters
 are repeated here (from demo.c): 200 SysTicks at 1 kHz, TIMER1 every 3.3 ms.
 """
+import base64
 import csv
 import re
 import subprocess
@@ -71,6 +72,17 @@ def main():
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("print exit %d: %s" % (out.returncode, out.stderr))
+    # The same blocks decoded by Python's base64 and joined: the stream
+    # flightrec reads from the log must be exactly these bytes.
+    raw = b"".join(base64.b64decode(block) for block in re.findall(
+        r"^-----BEGIN FLIGHTREC STREAM-----\n(.*?)^-----END FLIGHTREC "
+        r"STREAM-----$", text, re.M | re.S))
+    with open(log + ".raw", "wb") as f:
+        f.write(raw)
+    direct = subprocess.run([flightrec, "print", "--csv", log + ".raw"],
+                            capture_output=True, text=True)
+    check(direct.returncode == 0 and direct.stdout == out.stdout,
+          "the log and its blocks decoded by Python's base64 differ")
     rows = list(csv.DictReader(out.stdout.splitlines()))
     events = [r for r in rows if r["kind"] == "event"]
     if not events:

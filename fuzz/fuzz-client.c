@@ -36,7 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     o.on_record = check;
     o.merge = data[0] & 1;
-    o.merge_window_ns = (data[0] & 2) ? (uint64_t)(data[0] >> 2) * 1000 : 0;
+    /* bit 1: a window of (data[0] >> 2) us, or the stream's when that is 0 */
+    o.merge_window_ns = !(data[0] & 2)  ? 0
+                        : data[0] >> 2 ? (uint64_t)(data[0] >> 2) * 1000
+                                       : FLIGHTREC_MERGE_WINDOW_AUTO;
     seed = data[0] * 2654435761u + 1;
     if (flightrec_client_create(&c, &o) != 0)
         return 0;

@@ -1,10 +1,20 @@
 #!/usr/bin/env python3
-"""Generate the event id enum and name table from the RTEMS v10 and v1 tables.
+"""Generate the event id enum and the per-numbering name tables.
 
-Usage: gen-event-table.py events-rtems-v10.tsv events-rtems-v1.tsv OUTDIR
-Writes OUTDIR/include/flightrec/events.h and OUTDIR/src/client/event-table.c.
+Usage: gen-event-table.py [DATADIR [OUTDIR]]
+  DATADIR  the RTEMS event tables, default data/rtems-record of this tree
+  OUTDIR   the tree to write into, default this tree
+
+Reads DATADIR/events-rtems-v1-seed.tsv (the numbering of the 2018 patch),
+events-rtems-v1.tsv (version 1 as RTEMS committed it) and
+events-rtems-v2.tsv .. events-rtems-v10.tsv (one `id<TAB>name` line per
+enumerator, see DATADIR/README.md), and writes
+  OUTDIR/include/flightrec/events.h   the public id enum (v10 + flightrec's)
+  OUTDIR/src/client/event-table.h     the numberings the decoder knows
+  OUTDIR/src/client/event-table.c     their names, NULL for unused ids
 The flightrec-specific ids (342..) are listed here, next to their meaning.
 """
+import os
 import sys
 
 FLIGHTREC_EVENTS = [
@@ -27,24 +37,56 @@ FLIGHTREC_EVENTS = [
     (358, "PACKET_RECEIVE", "a packet is received (data: length in bytes)"),
 ]
 
-def read(path):
-    rows = []
-    with open(path) as f:
-        next(f)
-        for line in f:
-            i, name = line.split()
-            rows.append((int(i), name))
+# (enum suffix, table file, description used in messages and `stats`)
+NUMBERINGS = [
+    ("FLIGHTREC", None, "flightrec"),
+    ("RTEMS_V1_SEED", "events-rtems-v1-seed.tsv",
+     "RTEMS v1, numbering of the 2018 patch"),
+    ("RTEMS_V1", "events-rtems-v1.tsv", "RTEMS v1, committed numbering"),
+] + [("RTEMS_V%d" % v, "events-rtems-v%d.tsv" % v, "RTEMS v%d" % v)
+     for v in range(2, 11)]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+data = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "data",
+                                                          "rtems-record")
+out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..")
+
+
+def placeholder(name):
+    """Names that only fill the enum: SYSTEM_<n>, USER, USER_<n>, LAST."""
+    return name.startswith("SYSTEM_") or name.startswith("USER") or \
+        name == "LAST"
+
+
+def read(name):
+    """The named system events 0..511 of one table, as {id: name}."""
+    rows = {}
+    with open(os.path.join(data, name)) as f:
+        if f.readline().split() != ["id", "name"]:
+            sys.exit("%s: expected the header line 'id<TAB>name'" % name)
+        for n, line in enumerate(f, 2):
+            fields = line.split()
+            if len(fields) != 2:
+                sys.exit("%s:%d: expected 'id<TAB>name'" % (name, n))
+            i, ev = int(fields[0]), fields[1]
+            if i < 512 and not placeholder(ev):
+                if i in rows:
+                    sys.exit("%s:%d: id %d twice" % (name, n, i))
+                rows[i] = ev
     return rows
 
-v10 = read(sys.argv[1])
-v1 = read(sys.argv[2])
-out = sys.argv[3]
-names = {i: n for i, n in v10}
-for i, n, _ in FLIGHTREC_EVENTS:
-    assert names[i].startswith("SYSTEM_"), i
-    names[i] = n
 
-with open(out + "/include/flightrec/events.h", "w") as h:
+tables = {}
+for key, path, _ in NUMBERINGS:
+    if path is not None:
+        tables[key] = read(path)
+flightrec = dict(tables["RTEMS_V10"])
+for i, n, _ in FLIGHTREC_EVENTS:
+    assert i not in flightrec, i
+    flightrec[i] = n
+tables["FLIGHTREC"] = flightrec
+
+with open(os.path.join(out, "include/flightrec/events.h"), "w") as h:
     h.write("""/* SPDX-License-Identifier: BSD-2-Clause */
 /**
  * @file
@@ -59,11 +101,8 @@ with open(out + "/include/flightrec/events.h", "w") as h:
 
 enum flightrec_event_id {
 """)
-    for i in range(512):
-        n = names[i]
-        if n.startswith("SYSTEM_"):
-            continue
-        h.write("    FLIGHTREC_EV_%s = %d,\n" % (n, i))
+    for i in sorted(flightrec):
+        h.write("    FLIGHTREC_EV_%s = %d,\n" % (flightrec[i], i))
     h.write("""    FLIGHTREC_EV_USER_0 = 512,
     FLIGHTREC_EV_LAST = 1023
 };
@@ -74,33 +113,78 @@ enum flightrec_event_id {
 /** User event @a n (0..511). */
 #define FLIGHTREC_USER(n) (FLIGHTREC_EV_USER_0 + (n))
 
-/* Ids of the RTEMS record format version 1 (the stream header and chunk
- * framing only; a version 1 reader needs no more). */
+/* Stream header and chunk framing ids of the RTEMS record format version 1
+ * in the numbering of the 2018 patch (events-rtems-v1-seed.tsv).  RTEMS
+ * committed version 1 with another numbering; the decoder reads both, and
+ * every other version, from its own tables. */
 enum flightrec_v1_event_id {
 """)
-    v1names = dict((n, i) for i, n in v1)
+    seed = dict((n, i) for i, n in tables["RTEMS_V1_SEED"].items())
     for n in ["EMPTY", "VERSION", "COUNT", "FREQUENCY", "HEAD", "OVERFLOW",
               "PROCESSOR", "TAIL", "UPTIME_HIGH", "UPTIME_LOW"]:
-        h.write("    FLIGHTREC_V1_%s = %d,\n" % (n, v1names[n]))
+        h.write("    FLIGHTREC_V1_%s = %d,\n" % (n, seed[n]))
     h.write("""    FLIGHTREC_V1_USER_0 = 512
 };
 
 #endif
 """)
 
-with open(out + "/src/client/event-table.c", "w") as c:
+with open(os.path.join(out, "src/client/event-table.h"), "w") as h:
+    h.write("""/* SPDX-License-Identifier: BSD-2-Clause */
+/* The event numberings the decoder knows (generated by
+ * scripts/gen-event-table.py from data/rtems-record; do not edit). */
+#ifndef FLIGHTREC_EVENT_TABLE_H
+#define FLIGHTREC_EVENT_TABLE_H
+
+enum frc_numbering {
+""")
+    for key, _, desc in NUMBERINGS:
+        h.write("    FRC_NUM_%s, /* %s */\n" % (key, desc))
+    h.write("""    FRC_NUM_COUNT
+};
+
+/* Names of the system events 0..511 per numbering; NULL for unused ids. */
+extern const char *const *const flightrec__event_names[FRC_NUM_COUNT];
+/* The flightrec numbering's (RTEMS v10 names and flightrec's 342..). */
+extern const char *const flightrec__v10_names[512];
+/* How many system events each numbering names. */
+extern const unsigned short flightrec__event_count[FRC_NUM_COUNT];
+/* What each numbering is: "RTEMS v9 (341 system events)". */
+extern const char *const flightrec__numbering_names[FRC_NUM_COUNT];
+
+#endif
+""")
+
+with open(os.path.join(out, "src/client/event-table.c"), "w") as c:
     c.write("""/* SPDX-License-Identifier: BSD-2-Clause */
-/* Event names (generated by scripts/gen-event-table.py; do not edit).
- * NULL entries are reserved ids. */
+/* Event names per numbering (generated by scripts/gen-event-table.py from
+ * data/rtems-record; do not edit).  NULL entries are unused ids. */
 #include "event-table.h"
 
-const char *const flightrec__v10_names[512] = {
 """)
-    # Reserved ids stay NULL: readers name them SYSTEM_<id>.
-    for i in range(512):
-        if not names[i].startswith("SYSTEM_"):
-            c.write('    [%d] = "%s",\n' % (i, names[i]))
-    c.write("};\n\nconst char *const flightrec__v1_names[512] = {\n")
-    for i, n in v1:
-        c.write('    [%d] = "%s",\n' % (i, n))
+    for key, _, desc in NUMBERINGS:
+        # flightrec's table keeps its old name for the converter tests.
+        var = "flightrec__v10_names" if key == "FLIGHTREC" else \
+            "names_" + key.lower()
+        c.write("%sconst char *const %s[512] = {\n" %
+                ("" if key == "FLIGHTREC" else "static ", var))
+        t = tables[key]
+        for i in sorted(t):
+            c.write('    [%d] = "%s",\n' % (i, t[i]))
+        c.write("};\n\n")
+    c.write("const char *const *const flightrec__event_names[FRC_NUM_COUNT] "
+            "= {\n")
+    for key, _, desc in NUMBERINGS:
+        var = "flightrec__v10_names" if key == "FLIGHTREC" else \
+            "names_" + key.lower()
+        c.write("    [FRC_NUM_%s] = %s,\n" % (key, var))
+    c.write("};\n\nconst unsigned short flightrec__event_count[FRC_NUM_COUNT]"
+            " = {\n")
+    for key, _, _ in NUMBERINGS:
+        c.write("    [FRC_NUM_%s] = %d,\n" % (key, len(tables[key])))
+    c.write("};\n\nconst char *const flightrec__numbering_names[FRC_NUM_COUNT]"
+            " = {\n")
+    for key, _, desc in NUMBERINGS:
+        c.write('    [FRC_NUM_%s] = "%s (%d system events)",\n' %
+                (key, desc, len(tables[key])))
     c.write("};\n")

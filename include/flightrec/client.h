@@ -5,11 +5,13 @@
  * records out (libflightrec-client).
  *
  * The client reads flightrec streams (docs/format.md) and RTEMS record
- * streams of format versions 1 and 10, in all four formats (LE/BE, 32/64-bit
- * data) on any host.  It is incremental: feed it byte chunks of any size
- * (one byte at a time gives the same records as a whole file) and it calls
- * back once per record.  It never trusts its input: any byte sequence gives
- * either records or a clear error naming the byte offset, never a crash.
+ * streams of every format version RTEMS shipped, 1 to 10 (version 1 in
+ * both numberings, the 2018 patch's and the committed one), in all four
+ * formats (LE/BE, 32/64-bit data) on any host.  It is incremental: feed it
+ * byte chunks of any size (one byte at a time gives the same records as a
+ * whole file) and it calls back once per record.  It never trusts its
+ * input: any byte sequence gives either records or a clear error naming the
+ * byte offset, never a crash.
  *
  * It depends on libc only and not on the recording runtime (libflightrec).
  *
@@ -74,7 +76,13 @@ enum flightrec_loss_kind {
 #define FLIGHTREC_RECORD_CLAMPED 0x4u
 /** @} */
 
-/** What is known about a ring (a flightrec thread ring, or an RTEMS CPU). */
+/** What is known about a ring (a flightrec thread ring, or an RTEMS CPU).
+ *
+ * On RTEMS streams a ring is a CPU and @c thread_id / @c thread_name are
+ * those of the thread running on it (the object id of THREAD_SWITCH_OUT /
+ * THREAD_SWITCH_IN, named by the thread table after the header or by
+ * THREAD_CREATE): -1 and "" before the CPU's first switch in the stream and
+ * after a loss on it, until its next switch. */
 struct flightrec_ring_info {
     uint32_t id;             /**< ring id (RTEMS: processor index) */
     uint32_t context;        /**< 0: thread context, 1: signal handlers */
@@ -122,7 +130,14 @@ enum flightrec_stream_kind {
     FLIGHTREC_STREAM_UNKNOWN = 0,  /**< no VERSION item seen yet */
     FLIGHTREC_STREAM_FLIGHTREC = 1,
     FLIGHTREC_STREAM_RTEMS_V10 = 2,
-    FLIGHTREC_STREAM_RTEMS_V1 = 3
+    /** RTEMS version 1 as committed (142 system events, PROCESSOR_MAXIMUM
+     * in the header). */
+    FLIGHTREC_STREAM_RTEMS_V1 = 3,
+    /** RTEMS versions 2 to 9; @c version says which. */
+    FLIGHTREC_STREAM_RTEMS = 4,
+    /** RTEMS version 1 numbered as in the 2018 patch (118 system events,
+     * no PROCESSOR_MAXIMUM). */
+    FLIGHTREC_STREAM_RTEMS_V1_SEED = 5
 };
 
 /** Header facts, filled in as the header items arrive. */
@@ -139,6 +154,9 @@ struct flightrec_stream_info {
     char arch[32];            /**< RTEMS info strings, "" if absent */
     char bsp[32];
     char tools[64];
+    /** The merge window in effect: the one given, or the one derived from
+     * the stream for FLIGHTREC_MERGE_WINDOW_AUTO (0 until FREQUENCY). */
+    uint64_t merge_window_ns;
 };
 
 /** Totals over the whole stream so far. */
@@ -175,9 +193,18 @@ struct flightrec_client_options {
      * nanoseconds later was decoded, or at finish.  Records arriving later
      * than that are delivered flagged LATE.  0 means hold everything until
      * finish (exact order, memory grows with the stream).
+     * FLIGHTREC_MERGE_WINDOW_AUTO derives it from the stream.
      */
     uint64_t merge_window_ns;
 };
+
+/**
+ * merge_window_ns: derive the window from the stream, as twice its longest
+ * interval between sync items (RTEMS: 2^22 counter ticks, so 8.4 s at
+ * 1 MHz; flightrec: 2^21 ticks), at least 2 s.  A record waits at most that
+ * interval for its time.
+ */
+#define FLIGHTREC_MERGE_WINDOW_AUTO UINT64_MAX
 
 /**
  * Creates a client.
@@ -255,6 +282,14 @@ FLIGHTREC_API const char *flightrec_client_event_name(
  * this count changes.
  */
 FLIGHTREC_API uint64_t flightrec_client_event_names_changes(
+    const flightrec_client *client);
+
+/**
+ * Which id numbering the stream uses, for people: "flightrec (359 system
+ * events)", "RTEMS v9 (341 system events)", "RTEMS v1, numbering of the
+ * 2018 patch (118 system events)"; "unknown" before the header tells.
+ */
+FLIGHTREC_API const char *flightrec_client_numbering(
     const flightrec_client *client);
 
 /** The last name the stream gave thread @a thread_id, or NULL. */

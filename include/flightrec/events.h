@@ -380,8 +380,10 @@ enum flightrec_event_id {
 /** User event @a n (0..511). */
 #define FLIGHTREC_USER(n) (FLIGHTREC_EV_USER_0 + (n))
 
-/* Ids of the RTEMS record format version 1 (the stream header and chunk
- * framing only; a version 1 reader needs no more). */
+/* Stream header and chunk framing ids of the RTEMS record format version 1
+ * in the numbering of the 2018 patch (events-rtems-v1-seed.tsv).  RTEMS
+ * committed version 1 with another numbering; the decoder reads both, and
+ * every other version, from its own tables. */
 enum flightrec_v1_event_id {
     FLIGHTREC_V1_EMPTY = 0,
     FLIGHTREC_V1_VERSION = 1,

@@ -185,27 +185,14 @@ static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
         out->data = data;
         out->loss_kind = 0;
         out->loss_count = 0;
-        r->info.events++;
-        c->totals.events++;
-        if (FLIGHTREC_UNLIKELY(flags & FLIGHTREC_RECORD_UNTIMED)) {
-            r->info.untimed++;
-            c->totals.untimed++;
-        }
+        FRC_COUNT_EVENT(c, r, flags);
     } else {
         out->event = 0;
         out->data = 0;
         out->loss_kind = event;
         out->loss_count = data;
     }
-    if (FLIGHTREC_LIKELY(!(flags & FLIGHTREC_RECORD_UNTIMED))) {
-        if (FLIGHTREC_UNLIKELY(!r->has_first)) {
-            r->info.first_ns = time;
-            r->has_first = 1;
-        }
-        r->info.last_ns = time;
-    }
-    if (FLIGHTREC_UNLIKELY(flags & FLIGHTREC_RECORD_LATE))
-        c->totals.late++;
+    FRC_COUNT_TIME(c, r, flags, time);
     out->ring_info = FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty)
                          ? &r->info
                          : ring_view_old(c, r, gen);

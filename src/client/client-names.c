@@ -111,8 +111,46 @@ static struct frc_thread *thread_slot(struct flightrec_client *c, int64_t id)
         return NULL;
     struct frc_thread *t = &c->threads[c->thread_count++];
     t->id = id;
+    t->ring = 0;
     t->name[0] = '\0';
     return t;
+}
+
+static void set_ring_thread(struct frc_ring *r, int64_t id, const char *name)
+{
+    r->info.thread_id = id;
+    memcpy(r->info.thread_name, name, FRC_NAME_MAX);
+    frc_ident_touch(r);
+}
+
+/* RTEMS: thread @a id runs on CPU @a r from this item on.  A thread runs
+ * on one CPU at a time, so a named thread remembers where, for a new name
+ * that arrives while it runs.  A thread without a name gets no table entry
+ * (switches alone never grow the table): its name can only come from
+ * THREAD_CREATE, which precedes its first switch. */
+void frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
+                     int64_t id)
+{
+    static const char none[FRC_NAME_MAX];
+    uint32_t i;
+
+    if (r->info.thread_id == id)
+        return;
+    if (frc_map_get(&c->thread_map, (uint64_t)id, &i)) {
+        c->threads[i].ring = r->index + 1;
+        set_ring_thread(r, id, c->threads[i].name);
+    } else {
+        set_ring_thread(r, id, none);
+    }
+}
+
+/* RTEMS: items were lost, and with them maybe a switch. */
+void frc_thread_unknown(struct frc_ring *r)
+{
+    static const char none[FRC_NAME_MAX];
+
+    if (r->info.thread_id != -1 || r->info.thread_name[0] != '\0')
+        set_ring_thread(r, -1, none);
 }
 
 void frc_name_start(struct flightrec_client *c, int kind, int64_t target,
@@ -159,6 +197,12 @@ int frc_name_item(struct flightrec_client *c, uint64_t data)
             memcpy(c->name_ring->info.thread_name, c->name_buf,
                    c->name_len + 1);
             frc_ident_touch(c->name_ring);
+        } else if (t->ring != 0 &&
+                   c->rings[t->ring - 1]->info.thread_id == t->id) {
+            /* RTEMS: the thread is running; its CPU shows the name. */
+            struct frc_ring *r = c->rings[t->ring - 1];
+            memcpy(r->info.thread_name, c->name_buf, c->name_len + 1);
+            frc_ident_touch(r);
         }
     }
     memcpy(dst, c->name_buf, c->name_len + 1);
@@ -208,17 +252,19 @@ void frc_names_free(struct flightrec_client *c)
     frc_map_free(&c->thread_map);
 }
 
+/* Before the VERSION item the numbering is flightrec's (numbering 0). */
 static const char *system_name(const flightrec_client *c, uint32_t event)
 {
     if (event >= 512)
         return NULL;
-    if (c->info.kind == FLIGHTREC_STREAM_RTEMS_V1)
-        return flightrec__v1_names[event];
-    /* Ids from 342 on are flightrec's own; RTEMS v10 leaves them unused. */
-    if (c->info.kind == FLIGHTREC_STREAM_RTEMS_V10 &&
-        event > FLIGHTREC_EV_WRITEV_EXIT)
-        return NULL;
-    return flightrec__v10_names[event];
+    return flightrec__event_names[c->numbering][event];
+}
+
+const char *flightrec_client_numbering(const flightrec_client *client)
+{
+    if (client == NULL || client->info.kind == FLIGHTREC_STREAM_UNKNOWN)
+        return "unknown";
+    return flightrec__numbering_names[client->numbering];
 }
 
 const char *flightrec_client_event_name(const flightrec_client *client,

@@ -4,6 +4,8 @@ flightrec_library(NAME flightrec-client SOURCES
   common/name-match.c
   client/event-table.c
   client/client.c
+  client/client-header.c
+  client/client-chunk.c
   client/client-time.c
   client/client-merge.c
   client/client-names.c

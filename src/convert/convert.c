@@ -48,8 +48,7 @@ int fr_sink_begin(struct fr_sink *sink, const struct fr_source *src)
     sink->src = src;
     /* RTEMS rings are processors and their records describe a kernel;
      * flightrec rings are user-space threads. */
-    sink->kernel = src->info->kind == FLIGHTREC_STREAM_RTEMS_V10 ||
-                   src->info->kind == FLIGHTREC_STREAM_RTEMS_V1;
+    sink->kernel = src->info->kind != FLIGHTREC_STREAM_FLIGHTREC;
     return sink->ops->begin(sink);
 }
 

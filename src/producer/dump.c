@@ -55,10 +55,10 @@ static _Atomic int dump_buffer_busy;
 static int dump_with(int fd, unsigned char *buf, size_t cap)
 {
     int target = fd;
-    struct fr_sink sink;
-    fr_sink_init_fd(&sink, &target, buf, cap);
-    fr_put_header(&sink, region_header(), region_control());
-    fr_put_event_names(&sink, region_names(), NULL);
+    struct frw_sink sink;
+    frw_sink_init_fd(&sink, &target, buf, cap);
+    frw_put_header(&sink, region_header(), region_control());
+    frw_put_event_names(&sink, region_names(), NULL);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
             FLIGHTREC_RING_FREE)
@@ -67,7 +67,7 @@ static int dump_with(int fd, unsigned char *buf, size_t cap)
         (void)fr_ring_dump(&sink, flightrec__region_base, ring,
                            live_name(ring, name) == 0 ? name : NULL);
     }
-    return fr_sink_flush(&sink);
+    return frw_sink_flush(&sink);
 }
 
 int flightrec_dump(int fd)
@@ -94,7 +94,7 @@ static int drain_started;
 static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 static unsigned char drain_buffer[DRAIN_BUFFER];
 static int drain_fd = -1;
-static struct fr_sink drain_sink;
+static struct frw_sink drain_sink;
 
 static void forget_stream(void)
 {
@@ -143,15 +143,15 @@ int flightrec_drain(int fd)
     if (fd != drain_fd || !drain_started) {
         /* A cut item is finished only on the descriptor it was cut on. */
         drain_fd = fd;
-        fr_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
+        frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
                         sizeof(drain_buffer));
     }
-    fr_sink_resume(&drain_sink);
+    frw_sink_resume(&drain_sink);
     if (!drain_started) {
-        fr_put_header(&drain_sink, region_header(), region_control());
+        frw_put_header(&drain_sink, region_header(), region_control());
         drain_started = 1;
     }
-    fr_put_event_names(&drain_sink, region_names(), drain_name_serial);
+    frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
             FLIGHTREC_RING_FREE)
@@ -168,7 +168,7 @@ int flightrec_drain(int fd)
                 FLIGHTREC_RING_RETIRED)
             flightrec__registry_pair_read(ring_partner(ring));
     }
-    int rc = fr_sink_flush(&drain_sink);
+    int rc = frw_sink_flush(&drain_sink);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
         memset(drain_name_serial, 0, sizeof(drain_name_serial));

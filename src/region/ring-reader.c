@@ -173,20 +173,20 @@ static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
     return oldest_intact(ring, id, head);
 }
 
-static void put_chunk_head(struct fr_sink *sink, const ring_t *ring,
+static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
                            const struct owner *owner, uintptr_t events,
                            uintptr_t overflow, uintptr_t discard)
 {
-    fr_put_meta(sink, FLIGHTREC_EV_PROCESSOR, ring->id);
-    fr_put_meta(sink, FLIGHTREC_EV_THREAD_ID, (uintptr_t)owner->tid);
-    fr_put_name(sink, FLIGHTREC_EV_THREAD_NAME, owner->name,
+    frw_put_meta(sink, FLIGHTREC_EV_PROCESSOR, ring->id);
+    frw_put_meta(sink, FLIGHTREC_EV_THREAD_ID, (uintptr_t)owner->tid);
+    frw_put_name(sink, FLIGHTREC_EV_THREAD_NAME, owner->name,
                 FLIGHTREC_REGION_NAME_WORDS);
-    fr_put_meta(sink, FLIGHTREC_EV_RING_CONTEXT, ring->context);
-    fr_put_meta(sink, FLIGHTREC_EV_RING_POSITION, (uint32_t)events);
+    frw_put_meta(sink, FLIGHTREC_EV_RING_CONTEXT, ring->context);
+    frw_put_meta(sink, FLIGHTREC_EV_RING_POSITION, (uint32_t)events);
     if (overflow != 0)
-        fr_put_meta(sink, FLIGHTREC_EV_PER_CPU_OVERFLOW, overflow);
+        frw_put_meta(sink, FLIGHTREC_EV_PER_CPU_OVERFLOW, overflow);
     if (discard != 0)
-        fr_put_meta(sink, FLIGHTREC_EV_PER_CPU_DISCARD, discard);
+        frw_put_meta(sink, FLIGHTREC_EV_PER_CPU_DISCARD, discard);
 }
 
 /* Counts the recorder items in [*from, head) of the copy as it is now; if
@@ -230,7 +230,7 @@ static uintptr_t count_recorder_items(const unsigned char *base,
  * *end_events say where it got to.  Returns -1 if the ring got another
  * owner before anything was written, else 0.
  */
-static int read_owner(struct fr_sink *sink, const unsigned char *base,
+static int read_owner(struct frw_sink *sink, const unsigned char *base,
                       const ring_t *ring, const struct identity *id,
                       const struct owner *owner, uintptr_t from,
                       uintptr_t from_events, uintptr_t discard, int always,
@@ -286,7 +286,7 @@ static int read_owner(struct fr_sink *sink, const unsigned char *base,
                 break;
             }
             for (size_t i = 0; i < n; i++) {
-                fr_put_item(sink, events[i], datas[i]);
+                frw_put_item(sink, events[i], datas[i]);
                 p_events += (uintptr_t)!is_recorder_item(events[i]);
             }
             p += n;
@@ -302,7 +302,7 @@ static int read_owner(struct fr_sink *sink, const unsigned char *base,
     }
 }
 
-int fr_ring_dump(struct fr_sink *sink, const unsigned char *base,
+int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
                  const ring_t *ring, const uint32_t *name)
 {
     struct identity id;
@@ -355,7 +355,7 @@ void fr_ring_rewind(ring_t *ring)
                                  memory_order_relaxed);
 }
 
-int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
+int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                   ring_t *ring, const uint32_t *name)
 {
     struct identity id;

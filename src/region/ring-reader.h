@@ -30,7 +30,7 @@
  * held as overflow and its drops as discard.  @name (4 words), if not
  * NULL, replaces the stored thread name.  Writes nothing to the region.
  * Returns 0, or -1 if the ring was skipped (its owner kept changing). */
-int fr_ring_dump(struct fr_sink *sink, const unsigned char *base,
+int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
                  const struct flightrec_region_ring *ring,
                  const uint32_t *name);
 
@@ -38,7 +38,7 @@ int fr_ring_dump(struct fr_sink *sink, const unsigned char *base,
  * there are items or losses), and the losses of a previous owner whose
  * ring was reused meanwhile, under that owner's identity.  Moves the
  * reader's position.  One drain at a time per region. */
-int fr_ring_drain(struct fr_sink *sink, const unsigned char *base,
+int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                   struct flightrec_region_ring *ring, const uint32_t *name);
 
 /* Whether a drain of @ring would write anything: new items, new drops or

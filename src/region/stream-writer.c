@@ -14,7 +14,7 @@ static ssize_t fd_write(void *target, const void *bytes, size_t n)
     return done < 0 ? -errno : done;
 }
 
-void fr_sink_init(struct fr_sink *sink, fr_sink_write_fn write_fn,
+void frw_sink_init(struct frw_sink *sink, frw_sink_write_fn write_fn,
                   void *target, void *buf, size_t cap)
 {
     memset(sink, 0, sizeof(*sink));
@@ -24,12 +24,12 @@ void fr_sink_init(struct fr_sink *sink, fr_sink_write_fn write_fn,
     sink->cap = cap;
 }
 
-void fr_sink_init_fd(struct fr_sink *sink, int *fd, void *buf, size_t cap)
+void frw_sink_init_fd(struct frw_sink *sink, int *fd, void *buf, size_t cap)
 {
-    fr_sink_init(sink, fd_write, fd, buf, cap);
+    frw_sink_init(sink, fd_write, fd, buf, cap);
 }
 
-void fr_sink_resume(struct fr_sink *sink)
+void frw_sink_resume(struct frw_sink *sink)
 {
     sink->error = 0;
     sink->len = 0;
@@ -37,7 +37,7 @@ void fr_sink_resume(struct fr_sink *sink)
 }
 
 /* Writes @n bytes; returns how many went out before a failure. */
-static size_t write_all(struct fr_sink *sink, const unsigned char *bytes,
+static size_t write_all(struct frw_sink *sink, const unsigned char *bytes,
                         size_t n)
 {
     size_t done = 0;
@@ -56,7 +56,7 @@ static size_t write_all(struct fr_sink *sink, const unsigned char *bytes,
 }
 
 /* After a write cut the buffer at @done: keep the rest of the cut item. */
-static void keep_cut_item(struct fr_sink *sink, size_t done)
+static void keep_cut_item(struct frw_sink *sink, size_t done)
 {
     size_t boundary;
     if (done < sink->start_in_buf) {
@@ -71,7 +71,7 @@ static void keep_cut_item(struct fr_sink *sink, size_t done)
     memcpy(sink->carry, sink->buf + done, sink->carry_len);
 }
 
-int fr_sink_flush(struct fr_sink *sink)
+int frw_sink_flush(struct frw_sink *sink)
 {
     if (sink->carry_len != 0 && sink->error == 0) {
         size_t done = write_all(sink, sink->carry, sink->carry_len);
@@ -90,15 +90,15 @@ int fr_sink_flush(struct fr_sink *sink)
     return sink->error;
 }
 
-static void put_bytes(struct fr_sink *sink, const void *bytes, size_t n)
+static void put_bytes(struct frw_sink *sink, const void *bytes, size_t n)
 {
     if (sink->len + n > sink->cap)
-        (void)fr_sink_flush(sink);
+        (void)frw_sink_flush(sink);
     memcpy(sink->buf + sink->len, bytes, n);
     sink->len += n;
 }
 
-uint32_t fr_host_format(void)
+uint32_t frw_host_format(void)
 {
     const uint16_t probe = 1;
     int little = *(const unsigned char *)&probe == 1;
@@ -107,18 +107,18 @@ uint32_t fr_host_format(void)
     return little ? FLIGHTREC_FORMAT_LE_32 : FLIGHTREC_FORMAT_BE_32;
 }
 
-void fr_put_start(struct fr_sink *sink)
+void frw_put_start(struct frw_sink *sink)
 {
-    uint32_t words[2] = { fr_host_format(), FLIGHTREC_MAGIC };
+    uint32_t words[2] = { frw_host_format(), FLIGHTREC_MAGIC };
     /* The stream start is the only unit that is not an item: it goes at
      * the front of the buffer, where a cut inside it can be told. */
     if (sink->len != 0)
-        (void)fr_sink_flush(sink);
+        (void)frw_sink_flush(sink);
     sink->start_in_buf = sizeof(words);
     put_bytes(sink, words, sizeof(words));
 }
 
-void fr_put_item(struct fr_sink *sink, uint32_t event_word, uintptr_t data)
+void frw_put_item(struct frw_sink *sink, uint32_t event_word, uintptr_t data)
 {
     unsigned char item[ITEM_SIZE];
     memcpy(item, &event_word, 4);
@@ -126,12 +126,12 @@ void fr_put_item(struct fr_sink *sink, uint32_t event_word, uintptr_t data)
     put_bytes(sink, item, sizeof(item));
 }
 
-void fr_put_meta(struct fr_sink *sink, uint32_t event, uintptr_t data)
+void frw_put_meta(struct frw_sink *sink, uint32_t event, uintptr_t data)
 {
-    fr_put_item(sink, FLIGHTREC_TIME_EVENT(0, event), data);
+    frw_put_item(sink, FLIGHTREC_TIME_EVENT(0, event), data);
 }
 
-void fr_put_name(struct fr_sink *sink, uint32_t event, const uint32_t *words,
+void frw_put_name(struct frw_sink *sink, uint32_t event, const uint32_t *words,
                  size_t nwords)
 {
     size_t per_item = sizeof(uintptr_t) / 4;
@@ -140,39 +140,39 @@ void fr_put_name(struct fr_sink *sink, uint32_t event, const uint32_t *words,
 #if UINTPTR_MAX > UINT32_MAX
         data |= (uintptr_t)words[i + 1] << 32;
 #endif
-        fr_put_meta(sink, event, data);
+        frw_put_meta(sink, event, data);
     }
 }
 
-void fr_put_header(struct fr_sink *sink,
+void frw_put_header(struct frw_sink *sink,
                    const struct flightrec_region_header *header,
                    const struct flightrec_region_control *control)
 {
-    fr_put_start(sink);
-    fr_put_meta(sink, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
-    fr_put_meta(sink, FLIGHTREC_EV_RING_COUNT,
+    frw_put_start(sink);
+    frw_put_meta(sink, FLIGHTREC_EV_VERSION, FLIGHTREC_STREAM_VERSION);
+    frw_put_meta(sink, FLIGHTREC_EV_RING_COUNT,
                 atomic_load_explicit(&header->ring_count,
                                      memory_order_relaxed));
-    fr_put_meta(sink, FLIGHTREC_EV_PER_CPU_COUNT, control->items);
+    frw_put_meta(sink, FLIGHTREC_EV_PER_CPU_COUNT, control->items);
     uint64_t frequency = atomic_load_explicit(&header->counter_frequency,
                                               memory_order_relaxed);
-    fr_put_meta(sink, FLIGHTREC_EV_FREQUENCY, (uintptr_t)frequency);
+    frw_put_meta(sink, FLIGHTREC_EV_FREQUENCY, (uintptr_t)frequency);
     if (sizeof(uintptr_t) == 4 && frequency > UINT32_MAX)
-        fr_put_meta(sink, FLIGHTREC_EV_FREQUENCY_HIGH,
+        frw_put_meta(sink, FLIGHTREC_EV_FREQUENCY_HIGH,
                     (uintptr_t)(frequency >> 16 >> 16));
-    fr_put_meta(sink, FLIGHTREC_EV_PROCESS_ID, (uintptr_t)header->process_id);
-    fr_put_meta(sink, FLIGHTREC_EV_REALTIME_LOW, (uint32_t)header->realtime_ns);
-    fr_put_meta(sink, FLIGHTREC_EV_REALTIME_HIGH,
+    frw_put_meta(sink, FLIGHTREC_EV_PROCESS_ID, (uintptr_t)header->process_id);
+    frw_put_meta(sink, FLIGHTREC_EV_REALTIME_LOW, (uint32_t)header->realtime_ns);
+    frw_put_meta(sink, FLIGHTREC_EV_REALTIME_HIGH,
                 (uint32_t)(header->realtime_ns >> 32));
     /* The header is one unit: a write that cuts it keeps all the rest, so
      * that the stream never goes on without its header. */
-    _Static_assert(8 + 9 * ITEM_SIZE <= sizeof(((struct fr_sink *)0)->carry),
+    _Static_assert(8 + 9 * ITEM_SIZE <= sizeof(((struct frw_sink *)0)->carry),
                    "the carry holds a whole header");
     if (sink->start_in_buf != 0)
         sink->start_in_buf = sink->len;
 }
 
-void fr_put_event_names(struct fr_sink *sink,
+void frw_put_event_names(struct frw_sink *sink,
                         const struct flightrec_region_names *names,
                         uint32_t *seen)
 {
@@ -190,7 +190,7 @@ void fr_put_event_names(struct fr_sink *sink,
         size_t nwords = FLIGHTREC_REGION_EVENT_NAME_WORDS;
         while (nwords > 2 && words[nwords - 1] == 0 && words[nwords - 2] == 0)
             nwords -= 2;
-        fr_put_meta(sink, FLIGHTREC_EV_EVENT_NAME_ID, event);
-        fr_put_name(sink, FLIGHTREC_EV_EVENT_NAME, words, nwords);
+        frw_put_meta(sink, FLIGHTREC_EV_EVENT_NAME_ID, event);
+        frw_put_name(sink, FLIGHTREC_EV_EVENT_NAME, words, nwords);
     }
 }

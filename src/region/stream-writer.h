@@ -19,10 +19,10 @@
 #include <sys/types.h>
 
 /* Writes up to @n bytes; returns how many, or -errno. */
-typedef ssize_t (*fr_sink_write_fn)(void *target, const void *bytes, size_t n);
+typedef ssize_t (*frw_sink_write_fn)(void *target, const void *bytes, size_t n);
 
-struct fr_sink {
-    fr_sink_write_fn write;
+struct frw_sink {
+    frw_sink_write_fn write;
     void *target;
     int error;                  /* first failure of this use, -errno */
     unsigned char *buf;
@@ -37,36 +37,36 @@ struct fr_sink {
 
 /* A sink that writes to file descriptor @fd (retrying short writes and
  * EINTR), buffering in @buf of @cap bytes (at least 64). */
-void fr_sink_init_fd(struct fr_sink *sink, int *fd, void *buf, size_t cap);
+void frw_sink_init_fd(struct frw_sink *sink, int *fd, void *buf, size_t cap);
 /* A sink with its own write function. */
-void fr_sink_init(struct fr_sink *sink, fr_sink_write_fn write, void *target,
+void frw_sink_init(struct frw_sink *sink, frw_sink_write_fn write, void *target,
                   void *buf, size_t cap);
 /* Starts a new use (a new call) of a sink kept across calls: clears the
  * error, keeps a pending cut item. */
-void fr_sink_resume(struct fr_sink *sink);
+void frw_sink_resume(struct frw_sink *sink);
 /* Writes what is buffered; 0 or the first error of this use. */
-int fr_sink_flush(struct fr_sink *sink);
+int frw_sink_flush(struct frw_sink *sink);
 
 /* The format word of this host's own items. */
-uint32_t fr_host_format(void);
+uint32_t frw_host_format(void);
 
 /* Stream start: format word and magic. */
-void fr_put_start(struct fr_sink *sink);
+void frw_put_start(struct frw_sink *sink);
 /* One item: @event_word (time << 10 | id) and a data word of this host. */
-void fr_put_item(struct fr_sink *sink, uint32_t event_word, uintptr_t data);
+void frw_put_item(struct frw_sink *sink, uint32_t event_word, uintptr_t data);
 /* An item with time 0. */
-void fr_put_meta(struct fr_sink *sink, uint32_t event, uintptr_t data);
+void frw_put_meta(struct frw_sink *sink, uint32_t event, uintptr_t data);
 /* A name (4 characters a word, LSB first) as data words of this host. */
-void fr_put_name(struct fr_sink *sink, uint32_t event, const uint32_t *words,
+void frw_put_name(struct frw_sink *sink, uint32_t event, const uint32_t *words,
                  size_t nwords);
 
 /* The stream header of a region's process (docs/format.md section 3). */
-void fr_put_header(struct fr_sink *sink,
+void frw_put_header(struct frw_sink *sink,
                    const struct flightrec_region_header *header,
                    const struct flightrec_region_control *control);
 /* Name records of events whose name serial differs from @seen (NULL: all
  * named events); updates @seen. */
-void fr_put_event_names(struct fr_sink *sink,
+void frw_put_event_names(struct frw_sink *sink,
                         const struct flightrec_region_names *names,
                         uint32_t *seen);
 

@@ -140,7 +140,8 @@ TEST(rtems_v10_formats)
     }
 }
 
-/* RTEMS v1: its own numbering, TAIL/HEAD chunks, names by the v1 table. */
+/* RTEMS v1 in the 2018 patch's numbering (FLIGHTREC_V1_*): TAIL/HEAD chunks,
+ * names by that table. */
 TEST(rtems_v1_formats)
 {
     for (int f = 0; f < 4; f++) {
@@ -162,7 +163,7 @@ TEST(rtems_v1_formats)
         fr_vec_item(&v, 40, 4, 79);
         tdecode(&res, v.buf, v.len, &o);
         CHECK_EQ_I(res.finish_rc, 0);
-        CHECK_EQ_U(res.info.kind, FLIGHTREC_STREAM_RTEMS_V1);
+        CHECK_EQ_U(res.info.kind, FLIGHTREC_STREAM_RTEMS_V1_SEED);
         CHECK_EQ_U(res.info.items_per_ring, 16);
         CHECK_EQ_U(res.info.frequency, 1000000);
         CHECK_EQ_U(res.n, 3);
@@ -280,8 +281,8 @@ TEST(bad_input)
         { 0x55555555, NULL, { { 0 } }, 0,
           FLIGHTREC_EFORMAT, 0, "unknown format word 0x55555555", 0 },
         { FLIGHTREC_FORMAT_BE_64, NULL,
-          { { 0, FLIGHTREC_EV_VERSION, 7 } }, 1,
-          FLIGHTREC_EVERSION, 8, "unsupported stream version 7", 0 },
+          { { 0, FLIGHTREC_EV_VERSION, 11 } }, 1,
+          FLIGHTREC_EVERSION, 8, "unsupported stream version 11", 0 },
         { FLIGHTREC_FORMAT_LE_32, NULL,
           { { 0, FLIGHTREC_EV_VERSION, 0x46520003 } }, 1,
           FLIGHTREC_EVERSION, 8, "unsupported stream version 0x46520003", 0 },

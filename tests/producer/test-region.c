@@ -59,17 +59,17 @@ static void dump_image(const unsigned char *base, struct sp_stream *s)
     const struct flightrec_region_header *h = (const void *)base;
     struct memory m = { 0 };
     unsigned char buf[256];
-    struct fr_sink sink;
-    fr_sink_init(&sink, memory_write, &m, buf, sizeof(buf));
-    fr_put_header(&sink, h, (const void *)(base + h->control_offset));
-    fr_put_event_names(&sink, (const void *)(base + h->names_offset), NULL);
+    struct frw_sink sink;
+    frw_sink_init(&sink, memory_write, &m, buf, sizeof(buf));
+    frw_put_header(&sink, h, (const void *)(base + h->control_offset));
+    frw_put_event_names(&sink, (const void *)(base + h->names_offset), NULL);
     for (uint64_t at = atomic_load(&h->ring_list); at != 0;) {
         const struct flightrec_region_ring *ring = (const void *)(base + at);
         if (atomic_load(&ring->state) != FLIGHTREC_RING_FREE)
             CHECK_EQ_I(fr_ring_dump(&sink, base, ring, NULL), 0);
         at = atomic_load(&ring->next_offset);
     }
-    CHECK_EQ_I(fr_sink_flush(&sink), 0);
+    CHECK_EQ_I(frw_sink_flush(&sink), 0);
     sp_parse(s, m.bytes, m.len);
     free(m.bytes);
 }

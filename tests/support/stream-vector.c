@@ -113,3 +113,73 @@ void fr_vec_flightrec_chunk(struct fr_vec *v, uint32_t ring, int64_t tid,
     if (discard != 0)
         fr_vec_item(v, 0, FLIGHTREC_EV_PER_CPU_DISCARD, discard);
 }
+
+void fr_vec_packed(struct fr_vec *v, uint32_t time22, uint32_t event,
+                   const char *s, size_t bytes)
+{
+    size_t per = fr_vec_data_bytes(v), len = strlen(s);
+
+    for (size_t at = 0; at < bytes; at += per) {
+        uint64_t w = 0;
+        for (size_t i = 0; i < per; i++) {
+            if (at + i < len)
+                w |= (uint64_t)(unsigned char)s[at + i] << (8 * i);
+        }
+        fr_vec_item(v, time22, event, w);
+    }
+}
+
+void fr_rtems_table_load(struct fr_rtems_table *t, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int n = 0;
+
+    memset(t, 0, sizeof(*t));
+    if (f == NULL) {
+        fprintf(stderr, "stream-vector: cannot open %s\n", path);
+        abort();
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned id;
+        char name[128];
+        if (n++ == 0)
+            continue; /* the header line */
+        if (sscanf(line, "%u %127s", &id, name) != 2 || id >= 1024) {
+            fprintf(stderr, "stream-vector: %s:%d: bad line\n", path, n);
+            abort();
+        }
+        free(t->names[id]);
+        t->names[id] = strdup(name);
+        if (t->names[id] == NULL)
+            abort();
+    }
+    fclose(f);
+}
+
+void fr_rtems_table_free(struct fr_rtems_table *t)
+{
+    for (size_t i = 0; i < 1024; i++)
+        free(t->names[i]);
+    memset(t, 0, sizeof(*t));
+}
+
+int fr_rtems_find(const struct fr_rtems_table *t, const char *name)
+{
+    for (int i = 0; i < 1024; i++) {
+        if (t->names[i] != NULL && strcmp(t->names[i], name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+uint32_t fr_rtems_id(const struct fr_rtems_table *t, const char *name)
+{
+    int id = fr_rtems_find(t, name);
+
+    if (id < 0) {
+        fprintf(stderr, "stream-vector: no event %s in the table\n", name);
+        abort();
+    }
+    return (uint32_t)id;
+}

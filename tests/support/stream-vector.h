@@ -47,5 +47,26 @@ void fr_vec_flightrec_chunk(struct fr_vec *v, uint32_t ring, int64_t tid,
 
 /* Bytes per data word of the vector's format. */
 size_t fr_vec_data_bytes(const struct fr_vec *v);
+/* Items of one id carrying a string packed like names: least significant
+ * byte first, as many items as @a bytes needs (no NUL when it fills them). */
+void fr_vec_packed(struct fr_vec *v, uint32_t time22, uint32_t event,
+                   const char *s, size_t bytes);
+
+/*
+ * RTEMS event tables as the tree keeps them (data/rtems-record, one
+ * `id<TAB>name` line per enumerator), so that tests build streams of every
+ * version from the tables rather than from the decoder's own constants.
+ */
+struct fr_rtems_table {
+    char *names[1024]; /* NULL where the table has no name */
+};
+
+/* Loads @a path; aborts with a message if it cannot. */
+void fr_rtems_table_load(struct fr_rtems_table *t, const char *path);
+void fr_rtems_table_free(struct fr_rtems_table *t);
+/* The id of @a name; aborts if the table lacks it. */
+uint32_t fr_rtems_id(const struct fr_rtems_table *t, const char *name);
+/* The id of @a name, or -1. */
+int fr_rtems_find(const struct fr_rtems_table *t, const char *name);
 
 #endif

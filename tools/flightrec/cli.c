@@ -929,6 +929,10 @@ const char *cli_stream_kind_name(uint32_t kind)
         return "rtems-v10";
     case FLIGHTREC_STREAM_RTEMS_V1:
         return "rtems-v1";
+    case FLIGHTREC_STREAM_RTEMS_V1_SEED:
+        return "rtems-v1-seed";
+    case FLIGHTREC_STREAM_RTEMS:
+        return "rtems";
     default:
         return "unknown";
     }

@@ -39,7 +39,8 @@ static const char usage[] =
     "  --from=SECONDS         only records at or after this time\n"
     "  --to=SECONDS           only records at or before this time\n"
     "                         (both relative to the first record)\n"
-    "  --window=SECONDS       merge window when reading a pipe (default 2)\n"
+    "  --window=SECONDS       merge window when reading a pipe (default:\n"
+    "                         twice the stream's sync period, at least 2)\n"
     "\n"
     "A pattern that matches nothing in the stream is reported at the end.\n"
     "Names from the stream are printed with control characters escaped\n"
@@ -569,7 +570,7 @@ int cmd_print(int argc, char **argv)
 {
     struct print_ctx *p = calloc(1, sizeof(*p));
     struct cli_input in = { .fd = -1 };
-    uint64_t window_ns = 2000000000u;
+    uint64_t window_ns = FLIGHTREC_MERGE_WINDOW_AUTO;
     int have_from = 0, have_to = 0;
     int ret = CLI_FAIL;
     int c;

@@ -352,13 +352,13 @@ static const char dump_usage[] =
     "                    not a terminal)\n"
     "  -h, --help        show this help\n";
 
-static void put_stream(struct fr_sink *sink, unsigned char *base, int consume,
+static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
                        uint32_t *seen, int header)
 {
     const struct flightrec_region_header *h = header_of(base);
     if (header)
-        fr_put_header(sink, h, control_of(base));
-    fr_put_event_names(sink,
+        frw_put_header(sink, h, control_of(base));
+    frw_put_event_names(sink,
                        (const void *)(base + h->names_offset), seen);
     int alive = consume ? 1 : fr_session_alive(base);
     uint32_t count = atomic_load(&h->ring_count);
@@ -418,10 +418,10 @@ int cmd_dump(int argc, char **argv)
         return 1;
     }
     static unsigned char buf[OUT_BUFFER];
-    struct fr_sink sink;
-    fr_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
+    struct frw_sink sink;
+    frw_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
     put_stream(&sink, s.base, 0, NULL, 1);
-    int rc = fr_sink_flush(&sink);
+    int rc = frw_sink_flush(&sink);
     if (rc != 0)
         cli_msg(0, "writing the stream: %s", strerror(-rc));
     fr_session_close(&s);
@@ -499,8 +499,8 @@ int cmd_stream(int argc, char **argv)
 
     static unsigned char buf[OUT_BUFFER];
     static uint32_t seen[FLIGHTREC_EVENT_COUNT];
-    struct fr_sink sink;
-    fr_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
+    struct frw_sink sink;
+    frw_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
     int rc = 0, first = 1;
     char message[600];
     for (;;) {
@@ -511,10 +511,10 @@ int cmd_stream(int argc, char **argv)
             break;
         }
         control = control_of(s.base);
-        fr_sink_resume(&sink);
+        frw_sink_resume(&sink);
         put_stream(&sink, s.base, 1, seen, first);
         first = 0;
-        if ((rc = fr_sink_flush(&sink)) != 0) {
+        if ((rc = frw_sink_flush(&sink)) != 0) {
             cli_msg(0, "writing the stream: %s", strerror(-rc));
             break;
         }

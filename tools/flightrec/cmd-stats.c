@@ -257,13 +257,17 @@ static const char *count_text(char *buf, size_t size, uint64_t v)
     return buf;
 }
 
-static void print_header(const struct flightrec_stream_info *info)
+static void print_header(const flightrec_client *client,
+                         const struct flightrec_stream_info *info)
 {
     char t[260];
 
     printf("stream: %s, version 0x%08x, format %s\n",
            cli_stream_kind_name(info->kind), (unsigned)info->version,
            cli_format_name(info->format));
+    /* RTEMS renumbers its events in every version (and v1 twice). */
+    if (info->kind != FLIGHTREC_STREAM_FLIGHTREC)
+        printf("numbering: %s\n", flightrec_client_numbering(client));
     printf("frequency: %llu Hz\n", (unsigned long long)info->frequency);
     if (info->kind == FLIGHTREC_STREAM_FLIGHTREC)
         printf("rings in header: %u\n", (unsigned)info->ring_count);
@@ -291,7 +295,7 @@ static void print_text(struct stats_ctx *s, const struct stats_tables *t)
     uint64_t dur = t->dur;
     char a[64], b[64], c[64], name[260];
 
-    print_header(info);
+    print_header(s->client, info);
     fmt_seconds(a, s->have_time ? s->first_ns : 0);
     fmt_seconds(b, s->have_time ? s->last_ns : 0);
     printf("first record: %s s\nlast record: %s s\n", a, b);

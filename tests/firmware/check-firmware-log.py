@@ -140,6 +140,13 @@ def main():
     check(nested == fw_nested,
           "nested TIMER1: decoded %d, firmware %d" % (nested, fw_nested))
 
+    # Interrupts that came inside a task's record went to the signal ring
+    # (ring 1); only handlers' events are there, and the run has some.
+    signal = [r["event"] for r in events if r["ring"] == "1"]
+    check(signal and set(signal) <= {"INTERRUPT_ENTRY", "INTERRUPT_EXIT",
+                                      "tick"},
+          "signal ring events: %r" % sorted(set(signal)))
+
     # Task switches: round robin from task 1, each OUT the running task.
     sw = [(r["event"], data(r)) for r in events
           if r["event"].startswith("THREAD_SWITCH")]

@@ -23,6 +23,7 @@
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common.h"
@@ -107,8 +108,18 @@ struct flightrec__thread {
     struct flightrec__writer signal;    /**< handlers interrupting a record */
 };
 
-extern FLIGHTREC_API _Thread_local struct flightrec__thread flightrec__self
-    __attribute__((tls_model("initial-exec")));
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* Firmware (one CPU, tasks switched cooperatively): the CPU is the
+ * recorder's one thread and interrupts are its signals, so the writer state
+ * is a plain global (docs/recording.md, "Firmware"). */
+#define FLIGHTREC__THREAD_LOCAL
+#define FLIGHTREC__TLS_MODEL
+#else
+#define FLIGHTREC__THREAD_LOCAL _Thread_local
+#define FLIGHTREC__TLS_MODEL __attribute__((tls_model("initial-exec")))
+#endif
+extern FLIGHTREC_API FLIGHTREC__THREAD_LOCAL struct flightrec__thread
+    flightrec__self FLIGHTREC__TLS_MODEL;
 /** The filter in force: 1024 bits, set = recorded.  It is the filter the
  * program asked for while recording is started, and all zero while it is
  * stopped, so one bit test covers both. */

@@ -9,4 +9,5 @@ flightrec_library(NAME flightrec-client SOURCES
   client/client-time.c
   client/client-merge.c
   client/client-names.c
+  client/console-log.c
 )

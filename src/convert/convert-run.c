@@ -122,6 +122,13 @@ int fr_convert_buffer(const void *buf, size_t len, struct fr_sink *sink,
     return finish(&r, rc, err, err_size);
 }
 
+/* A console log (a firmware's UART output) feeds the decoder the stream
+ * bytes of its marked blocks. */
+static int console_to_client(void *arg, const void *bytes, size_t n)
+{
+    return flightrec_client_feed(arg, bytes, n);
+}
+
 int fr_convert_fd(int fd, struct fr_sink *sink,
                   const struct fr_convert_progress *progress,
                   struct fr_convert_stats *stats, char *err, size_t err_size)
@@ -136,6 +143,8 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
         return -1;
     }
     int rc = 0, shown = -1;
+    int first = 1, is_console = 0;
+    struct flightrec_console console;
     int show = progress && progress->show && progress->total_bytes > 0;
     for (;;) {
         ssize_t n = read(fd, buf, READ_CHUNK);
@@ -150,7 +159,14 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
         if (n == 0)
             break;
         stats->bytes += (uint64_t)n;
-        rc = flightrec_client_feed(r.client, buf, (size_t)n);
+        if (first) {
+            first = 0;
+            is_console = flightrec_console_detect(buf, (size_t)n);
+            if (is_console)
+                flightrec_console_init(&console, console_to_client, r.client);
+        }
+        rc = is_console ? flightrec_console_feed(&console, buf, (size_t)n)
+                        : flightrec_client_feed(r.client, buf, (size_t)n);
         if (rc != 0)
             break;
         if (show) {
@@ -165,5 +181,13 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
     if (show)
         fprintf(stderr, "\r%40s\r", "");
     free(buf);
+    if (is_console && rc == 0)
+        rc = flightrec_console_finish(&console);
+    if (is_console && console.message[0] != '\0') {
+        /* The log's own error names its line; what came before is kept. */
+        (void)finish(&r, 0, err, err_size);
+        fr_errorf(err, err_size, "%s", flightrec_console_message(&console));
+        return -1;
+    }
     return finish(&r, rc, err, err_size);
 }

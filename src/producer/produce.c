@@ -20,7 +20,7 @@
 /* The head the hot path reads before the thread has a ring. */
 static struct flightrec__ring_head unattached_head;
 
-_Thread_local struct flightrec__thread flightrec__self = {
+FLIGHTREC__THREAD_LOCAL struct flightrec__thread flightrec__self = {
     .main = { .ring = &unattached_head },
     .signal = { .ring = &unattached_head },
 };
@@ -32,7 +32,7 @@ struct writer_sync {
     int none_yet;           /* no pair since the ring was bound */
 };
 
-static _Thread_local struct {
+static FLIGHTREC__THREAD_LOCAL struct {
     int attached;
     int attaching;
     int exited;                 /* the thread-exit hook ran */

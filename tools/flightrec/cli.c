@@ -123,12 +123,22 @@ uint64_t cli_merge_window(const struct cli_input *in, uint64_t window_ns)
     return in->is_regular ? 0 : window_ns;
 }
 
+/* A console log (a firmware's UART output) feeds the client the stream
+ * bytes of its marked blocks. */
+static int console_to_client(void *arg, const void *bytes, size_t n)
+{
+    return flightrec_client_feed(arg, bytes, n);
+}
+
 int cli_decode(struct cli_input *in, flightrec_client *client)
 {
     enum { CHUNK = 1u << 20 };
     unsigned char *buf = malloc(CHUNK);
     int rc = 0;
     int read_errno = 0;
+    int first = 1;
+    struct flightrec_console console;
+    int is_console = 0;
 
     if (buf == NULL) {
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
@@ -151,15 +161,33 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
         }
         if (n == 0)
             break;
-        rc = flightrec_client_feed(client, buf, (size_t)n);
+        if (first) {
+            first = 0;
+            is_console = flightrec_console_detect(buf, (size_t)n);
+            if (is_console)
+                flightrec_console_init(&console, console_to_client, client);
+        }
+        rc = is_console ? flightrec_console_feed(&console, buf, (size_t)n)
+                        : flightrec_client_feed(client, buf, (size_t)n);
         if (rc != 0)
             break;
     }
     free(buf);
+    /* The log's own error (not base64, a block cut off) is the one to
+     * name; one from the client comes through its message below. */
+    int console_rc = 0;
+    if (is_console && read_errno == 0 && rc == 0)
+        console_rc = flightrec_console_finish(&console);
+    int console_failed = is_console && console.message[0] != '\0';
     /* Finish also after an error: it delivers what was decoded before. */
     int frc = flightrec_client_finish(client);
     if (rc == 0)
-        rc = frc;
+        rc = console_rc != 0 ? console_rc : frc;
+    if (console_failed && read_errno == 0) {
+        cli_msg(CLI_ERROR, "%s: %s", in->name,
+                flightrec_console_message(&console));
+        return rc;
+    }
     if (read_errno != 0) {
         cli_msg(CLI_ERROR, "%s: read error: %s", in->name,
                 strerror(read_errno));

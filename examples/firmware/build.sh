@@ -22,7 +22,7 @@ esac
 cpu=${CPU:-$board_cpu}
 CC=${ARM_CC:-arm-none-eabi-gcc}
 mkdir -p "$build"
-core="src/producer/produce.c src/producer/produce-calls.c src/producer/region.c
+core="src/producer/produce.c src/producer/produce-calls.c src/producer/produce-multi.c src/producer/region.c
       src/producer/registry.c src/producer/timebase.c src/producer/event-names.c
       src/producer/dump.c src/region/ring-reader.c src/region/stream-writer.c"
 cflags="-mcpu=$cpu -mthumb -mfloat-abi=soft -std=c11 -Os -g -ffreestanding

@@ -42,6 +42,9 @@
 
 int cmd_print(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+#ifdef FLIGHTREC_HAVE_RECORD
+int cmd_record(int argc, char **argv);
+#endif
 #ifdef FLIGHTREC_HAVE_CONVERT
 int cmd_convert(int argc, char **argv);
 #endif

@@ -30,6 +30,9 @@ static const struct flightrec_cmd cmds[] = {
 #endif
     { "help", cmd_help, "show help for flightrec or a command" },
     { "print", cmd_print, "print the records of a stream as text or CSV" },
+#ifdef FLIGHTREC_HAVE_RECORD
+    { "record", cmd_record, "run a program and record it (preload library)" },
+#endif
     { "stats", cmd_stats, "summarize a stream: events, threads, losses" },
 };
 

@@ -315,6 +315,9 @@ TEST(synopsis)
 #ifdef FLIGHTREC_HAVE_CONVERT
         "convert",
 #endif
+#ifdef FLIGHTREC_HAVE_RECORD
+        "record",
+#endif
     };
     char *man = read_file(FLIGHTREC_MAN_MD);
 

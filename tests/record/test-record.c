@@ -103,6 +103,12 @@ static int collect(const struct flightrec_record *r, void *arg)
     return 0;
 }
 
+static void rec_free(struct recording *rec)
+{
+    free(rec->evs);
+    rec->evs = NULL;
+}
+
 static void decode(const char *path, struct recording *rec)
 {
     memset(rec, 0, sizeof *rec);
@@ -193,6 +199,12 @@ struct target_output {
     int64_t tid_main, tid_t1, pid, child, leak;
     int ready;
 };
+
+static void target_free(struct target_output *t)
+{
+    free(t->lines);
+    t->lines = NULL;
+}
 
 static void read_target_output(const char *path, struct target_output *t)
 {
@@ -293,6 +305,8 @@ TEST(io)
     record_mode("io", "io", "io", scratch, &rec, &t, 0);
     CHECK_EQ_U(t.count, 71);
     check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
 }
 
 TEST(memory)
@@ -301,6 +315,8 @@ TEST(memory)
     struct target_output t;
     record_mode("memory", "memory", "memory", NULL, &rec, &t, 0);
     check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
 }
 
 /* Heap at exit from the recording alone: what record-target leaked. */
@@ -353,6 +369,8 @@ TEST(heap_at_exit)
         total += live[k].size;
     CHECK_EQ_U(total, t.leak);
     CHECK_EQ_U(n, 2);
+    rec_free(&rec);
+    target_free(&t);
 }
 
 TEST(locks)
@@ -387,6 +405,8 @@ TEST(locks)
     CHECK(main_released <= t1_acquired);
     CHECK(t1_acquired - t1_attempt >= 20000000u);
     CHECK(main_released - main_acquired >= 20000000u);
+    rec_free(&rec);
+    target_free(&t);
 }
 
 /* `flightrec print` shows the same thing as text. */
@@ -417,6 +437,8 @@ TEST(print_shows_calls)
     }
     fclose(f);
     CHECK_EQ_U(j, t.count);
+    rec_free(&rec);
+    target_free(&t);
 }
 
 TEST(exit_status)
@@ -435,6 +457,7 @@ TEST(exit_status)
     CHECK_EQ_U(rec.count, 1);
     CHECK_EQ_U(rec.evs[0].event, FLIGHTREC_EV_FATAL_CODE);
     CHECK_EQ_U(rec.evs[0].data, 7);
+    rec_free(&rec);
 
     const char *args2[] = { "-f", "-o", rec_path, "--events", "process", "--",
                             RECORD_TARGET, "return", "5", NULL };
@@ -446,6 +469,7 @@ TEST(exit_status)
     CHECK_EQ_U(rec.count, 1);
     CHECK_EQ_U(rec.evs[0].event, FLIGHTREC_EV_FATAL_CODE);
     CHECK_EQ_U(rec.evs[0].data, 5);
+    rec_free(&rec);
 }
 
 /* Ended by SIGINT sent to record: status 130, a complete file. */
@@ -468,6 +492,7 @@ TEST(sigint)
             rec.evs[i].data == 12345)
             found = 1;
     CHECK(found);
+    rec_free(&rec);
 }
 
 /* A forked child writes FILE.PID; the parent's file has its own events. */
@@ -520,6 +545,9 @@ TEST(fork_child_file)
     CHECK_EQ_I(fork_result, 1);
     CHECK_EQ_I(c_exit, 1);
     unlink(child_path);
+    rec_free(&parent);
+    rec_free(&child);
+    target_free(&t);
 }
 
 /* A program that closes every descriptor still leaves its recording. */
@@ -533,6 +561,8 @@ TEST(close_all_fds)
         found += rec.evs[i].event == FLIGHTREC_EV_MALLOC_ENTRY &&
                  rec.evs[i].data == 333;
     CHECK_EQ_I(found, 1);
+    rec_free(&rec);
+    target_free(&t);
 }
 
 /* The output file: created 0600, an existing one refused without -f. */

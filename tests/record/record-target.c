@@ -390,6 +390,14 @@ int main(int argc, char **argv)
         return mode_closeall();
     if (strcmp(mode, "signal") == 0)
         return mode_wait_signal();
+    if (strcmp(mode, "exec") == 0) {
+        /* This image records a malloc, the next one returns 9. */
+        sink = malloc(444);
+        free(sink);
+        fflush(stdout);
+        execl("/proc/self/exe", argv[0], "return", "9", (char *)NULL);
+        return 1;
+    }
     if (strcmp(mode, "exit") == 0) {
         fflush(stdout);
         exit(argc > 2 ? atoi(argv[2]) : 0);

@@ -550,6 +550,48 @@ TEST(fork_child_file)
     target_free(&t);
 }
 
+/* The image after an exec writes FILE.PID; the first image's file ends with
+ * the exec call. */
+TEST(exec_image_file)
+{
+    char rec_path[4200], out_path[4200], next_path[4300];
+    snprintf(rec_path, sizeof rec_path, "%s/exec.rec", scratch);
+    snprintf(out_path, sizeof out_path, "%s/exec.out", scratch);
+    const char *args[] = { "-f", "-o", rec_path, "--events", "memory,process",
+                           "--", RECORD_TARGET, "exec", NULL };
+    int status = run_record(out_path, 0, args);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 9);
+    struct recording first, next;
+    decode(rec_path, &first);
+    CHECK_EQ_I(first.rc, 0);
+    snprintf(next_path, sizeof next_path, "%s.%lld", rec_path,
+             (long long)first.pid);
+    decode(next_path, &next);
+    CHECK_EQ_I(next.rc, 0);
+    CHECK_EQ_I(next.pid, first.pid);
+    int m444 = 0, exec_entry = 0, fatal = 0;
+    for (size_t i = 0; i < first.count; i++) {
+        m444 += first.evs[i].event == FLIGHTREC_EV_MALLOC_ENTRY &&
+                first.evs[i].data == 444;
+        exec_entry += first.evs[i].event == FLIGHTREC_EV_FUNCTION_ENTRY;
+        fatal += first.evs[i].event == FLIGHTREC_EV_FATAL_CODE;
+    }
+    CHECK_EQ_I(m444, 1);
+    CHECK_EQ_I(exec_entry, 1);
+    CHECK_EQ_I(fatal, 0);
+    /* The last event of the first image is the exec. */
+    CHECK_EQ_U(first.evs[first.count - 1].event, FLIGHTREC_EV_FUNCTION_ENTRY);
+    CHECK_EQ_U(next.evs[next.count - 1].event, FLIGHTREC_EV_FATAL_CODE);
+    CHECK_EQ_U(next.evs[next.count - 1].data, 9);
+    for (size_t i = 0; i < next.count; i++)
+        CHECK(!(next.evs[i].event == FLIGHTREC_EV_MALLOC_ENTRY &&
+                next.evs[i].data == 444));
+    rec_free(&first);
+    rec_free(&next);
+    unlink(next_path);
+}
+
 /* A program that closes every descriptor still leaves its recording. */
 TEST(close_all_fds)
 {
@@ -599,7 +641,8 @@ int main(int argc, char **argv)
         TEST_ENTRY(io), TEST_ENTRY(memory), TEST_ENTRY(heap_at_exit),
         TEST_ENTRY(locks), TEST_ENTRY(print_shows_calls),
         TEST_ENTRY(exit_status), TEST_ENTRY(sigint),
-        TEST_ENTRY(fork_child_file), TEST_ENTRY(close_all_fds),
+        TEST_ENTRY(fork_child_file), TEST_ENTRY(exec_image_file),
+        TEST_ENTRY(close_all_fds),
         TEST_ENTRY(output_file),
     };
     setup();

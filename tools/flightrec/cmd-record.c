@@ -253,7 +253,9 @@ int cmd_record(int argc, char **argv)
     static const int forwarded[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = forward_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* No SA_RESTART: waitpid() returns EINTR, and a sanitizer that defers
+     * handlers to the next intercepted call runs ours then. */
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 4; i++)
         sigaction(forwarded[i], &sa, &old_sa[i]);

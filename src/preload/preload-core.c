@@ -45,6 +45,9 @@ static pthread_mutex_t drain_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t drain_thread;
 static int drain_started;
 static volatile sig_atomic_t ending_signal;
+/* Set by the process's last drains (exit, _exit): the drain thread writes no
+ * more, so that the end of the process never cuts one of its writes. */
+static int process_ending;
 
 static int (*real_close)(int);
 static int (*real_dup2)(int, int);
@@ -176,16 +179,25 @@ static int open_own_file(void)
     return -1;
 }
 
-static void drain_now(void)
+/* @a who: 0 the drain thread, 1 a last drain of the process. */
+static void drain_as(int who)
 {
     if (record_fd < 0)
         return;
     int saved = preload_busy;
     preload_busy = 1;
     pthread_mutex_lock(&drain_mutex);
-    (void)flightrec_drain(record_fd);
+    if (who == 1)
+        process_ending = 1;
+    if (who == 1 || !process_ending)
+        (void)flightrec_drain(record_fd);
     pthread_mutex_unlock(&drain_mutex);
     preload_busy = saved;
+}
+
+static void drain_now(void)
+{
+    drain_as(1);
 }
 
 void preload_flush(void)
@@ -218,12 +230,12 @@ static void *drain_main(void *arg)
             int sig = ending_signal;
             /* From this thread the signal would be blocked; let another
              * thread die of it. */
-            drain_now();
+            drain_as(1);
             signal(sig, SIG_DFL);
             kill(getpid(), sig);
             return NULL;
         }
-        drain_now();
+        drain_as(0);
     }
 }
 
@@ -385,6 +397,7 @@ void preload_after_fork_child(void)
     cached_tid = 0;
     drain_started = 0;
     ending_signal = 0;
+    process_ending = 0;
     if (record_fd >= 0) {
         REAL(close)(record_fd);
         record_fd = move_high(open_own_file());
@@ -495,6 +508,12 @@ static int before_exec(void *fn)
 
 static void after_failed_exec(void *fn)
 {
+    int saved = preload_busy;
+    preload_busy = 1;
+    pthread_mutex_lock(&drain_mutex);
+    process_ending = 0; /* the image goes on */
+    pthread_mutex_unlock(&drain_mutex);
+    preload_busy = saved;
     if (preload_on(GROUP_PROCESS))
         rec3(FLIGHTREC_EV_FUNCTION_EXIT, (uintptr_t)fn, FLIGHTREC_EV_RETURN_0,
              (uintptr_t)-1, FLIGHTREC_EV_ERRNO, (uintptr_t)errno);

@@ -398,6 +398,15 @@ int main(int argc, char **argv)
         execl("/proc/self/exe", argv[0], "return", "9", (char *)NULL);
         return 1;
     }
+    if (strcmp(mode, "execfail") == 0) {
+        /* A failed exec: the image records on, and drains at its exit. */
+        execl("/nonexistent/program", "program", (char *)NULL);
+        struct timespec pause_ = { 0, 30 * 1000 * 1000 };
+        nanosleep(&pause_, NULL); /* the drain thread's turn comes */
+        sink = malloc(555);
+        free(sink);
+        return 0;
+    }
     if (strcmp(mode, "exit") == 0) {
         fflush(stdout);
         exit(argc > 2 ? atoi(argv[2]) : 0);

@@ -592,6 +592,31 @@ TEST(exec_image_file)
     unlink(next_path);
 }
 
+/* A failed exec is recorded with its errno, and recording goes on. */
+TEST(exec_failure)
+{
+    struct recording rec;
+    struct target_output t;
+    record_mode("execfail", "memory,process", "execfail", NULL, &rec, &t, 0);
+    static const uint32_t want[] = {
+        FLIGHTREC_EV_FUNCTION_ENTRY, FLIGHTREC_EV_FUNCTION_EXIT,
+        FLIGHTREC_EV_RETURN_0, FLIGHTREC_EV_ERRNO, FLIGHTREC_EV_MALLOC_ENTRY,
+        FLIGHTREC_EV_MALLOC_EXIT, FLIGHTREC_EV_FREE_ENTRY,
+        FLIGHTREC_EV_FREE_EXIT, FLIGHTREC_EV_FATAL_CODE,
+    };
+    size_t n = sizeof want / sizeof want[0];
+    CHECK(rec.count >= n);
+    const struct ev *tail = rec.evs + rec.count - n;
+    for (size_t i = 0; i < n; i++)
+        CHECK_EQ_U(tail[i].event, want[i]);
+    CHECK_EQ_U(tail[2].data, UINT64_MAX);
+    CHECK_EQ_U(tail[3].data, ENOENT);
+    CHECK_EQ_U(tail[4].data, 555);
+    CHECK_EQ_U(tail[8].data, 0);
+    rec_free(&rec);
+    target_free(&t);
+}
+
 /* A program that closes every descriptor still leaves its recording. */
 TEST(close_all_fds)
 {
@@ -642,6 +667,7 @@ int main(int argc, char **argv)
         TEST_ENTRY(locks), TEST_ENTRY(print_shows_calls),
         TEST_ENTRY(exit_status), TEST_ENTRY(sigint),
         TEST_ENTRY(fork_child_file), TEST_ENTRY(exec_image_file),
+        TEST_ENTRY(exec_failure),
         TEST_ENTRY(close_all_fds),
         TEST_ENTRY(output_file),
     };

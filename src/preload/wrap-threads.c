@@ -28,6 +28,11 @@ static int (*real_pthread_setname_np)(pthread_t, const char *);
 static int (*real_pthread_mutex_lock)(pthread_mutex_t *);
 static int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
 static int (*real_pthread_mutex_unlock)(pthread_mutex_t *);
+static int (*real_pthread_mutex_timedlock)(pthread_mutex_t *,
+                                           const struct timespec *);
+static int (*real_pthread_spin_lock)(pthread_spinlock_t *);
+static int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
+static int (*real_pthread_spin_unlock)(pthread_spinlock_t *);
 static int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
 static int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
 static int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
@@ -184,6 +189,47 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_MUTEX_UNLOCK, (uintptr_t)m);
     return REAL(pthread_mutex_unlock)(m);
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_mutex_timedlock)(m, abstime);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)m);
+    int r = REAL(pthread_mutex_timedlock)(m, abstime);
+    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
+         (uintptr_t)m);
+    return r;
+}
+
+/*=====   Spinlocks: RTEMS's ISR locks are its spinlocks   =====*/
+
+int pthread_spin_lock(pthread_spinlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_spin_lock)(l);
+    rec1(FLIGHTREC_EV_ISR_LOCK_ACQUIRE_ENTRY, (uintptr_t)l);
+    int r = REAL(pthread_spin_lock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_ISR_LOCK_ACQUIRE_EXIT
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
+    return r;
+}
+
+int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_spin_trylock)(l);
+    int r = REAL(pthread_spin_trylock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_ISR_LOCK_ACQUIRE_EXIT
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
+    return r;
+}
+
+int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_ISR_LOCK_RELEASE, (uintptr_t)l);
+    return REAL(pthread_spin_unlock)(l);
 }
 
 /*=====   Read-write locks   =====*/

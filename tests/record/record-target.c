@@ -309,6 +309,30 @@ static int mode_locks(void)
     expect("main", "MUTEX_TRYLOCK_FAIL", (uintptr_t)&s);
     expect("main", "RTEMS_SEMAPHORE_RELEASE", (uintptr_t)&s);
 
+    pthread_spinlock_t spin;
+    pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+    pthread_spin_lock(&spin);
+    int spin_busy = pthread_spin_trylock(&spin);
+    pthread_spin_unlock(&spin);
+    uintptr_t sp = (uintptr_t)&spin;
+    expect("main", "ISR_LOCK_ACQUIRE_ENTRY", sp);
+    expect("main", "ISR_LOCK_ACQUIRE_EXIT", sp);
+    expect("main", spin_busy == 0 ? "ISR_LOCK_ACQUIRE_EXIT"
+                                  : "MUTEX_TRYLOCK_FAIL", sp);
+    expect("main", "ISR_LOCK_RELEASE", sp);
+
+    struct timespec soon;
+    clock_gettime(CLOCK_REALTIME, &soon);
+    pthread_mutex_lock(&mutex);
+    int timed = pthread_mutex_timedlock(&mutex, &soon); /* held: times out */
+    pthread_mutex_unlock(&mutex);
+    expect("main", "MUTEX_LOCK_ENTRY", (uintptr_t)&mutex);
+    expect("main", "MUTEX_LOCK_EXIT", (uintptr_t)&mutex);
+    expect("main", "MUTEX_LOCK_ENTRY", (uintptr_t)&mutex);
+    expect("main", timed == 0 ? "MUTEX_LOCK_EXIT" : "MUTEX_TRYLOCK_FAIL",
+           (uintptr_t)&mutex);
+    expect("main", "MUTEX_UNLOCK", (uintptr_t)&mutex);
+
     pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
     struct timespec past = { 0, 0 };
     pthread_mutex_lock(&mutex);
@@ -326,7 +350,9 @@ static int mode_locks(void)
     expect("main", "MUTEX_UNLOCK", m);
     expect("main", "THREAD_QUEUE_SURRENDER", cv);
     expect("main", "THREAD_QUEUE_SURRENDER_STICKY", cv);
-    return (int)(intptr_t)t1_result == EBUSY ? 0 : 1;
+    return (int)(intptr_t)t1_result == EBUSY && spin_busy == EBUSY &&
+                   timed == ETIMEDOUT
+               ? 0 : 1;
 }
 
 /*=====   process   =====*/

@@ -177,7 +177,8 @@ static uint32_t event_id(const char *name)
         E(THREAD_QUEUE_EXTRACT), E(THREAD_QUEUE_SURRENDER),
         E(THREAD_QUEUE_SURRENDER_STICKY), E(THREAD_CREATE), E(THREAD_START),
         E(THREAD_EXIT), E(THREAD_SET_NAME), E(FATAL_CODE),
-        E(FUNCTION_ENTRY), E(FUNCTION_EXIT),
+        E(FUNCTION_ENTRY), E(FUNCTION_EXIT), E(ISR_LOCK_ACQUIRE_ENTRY),
+        E(ISR_LOCK_ACQUIRE_EXIT), E(ISR_LOCK_RELEASE),
 #undef E
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)

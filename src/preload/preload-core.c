@@ -207,10 +207,19 @@ void preload_flush(void)
 
 /* Ends the program with the signal that asked it to end, after a last
  * drain: the file is complete, the exit status the signal's. */
+static void reset_default(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    preload_real_sigaction(sig, &sa, NULL);
+}
+
 static void end_by_signal(int sig)
 {
     drain_now();
-    signal(sig, SIG_DFL);
+    reset_default(sig);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, sig);
@@ -231,7 +240,7 @@ static void *drain_main(void *arg)
             /* From this thread the signal would be blocked; let another
              * thread die of it. */
             drain_as(1);
-            signal(sig, SIG_DFL);
+            reset_default(sig);
             kill(getpid(), sig);
             return NULL;
         }
@@ -239,7 +248,7 @@ static void *drain_main(void *arg)
     }
 }
 
-static void on_end_signal(int sig)
+void preload_end_signal_handler(int sig)
 {
     ending_signal = sig;
     int saved = errno;
@@ -273,15 +282,16 @@ static void take_end_signals(void)
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+        if (preload_real_sigaction(sigs[i], NULL, &old) != 0 ||
+            old.sa_handler != SIG_DFL ||
             (old.sa_flags & SA_SIGINFO) != 0)
             continue;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_end_signal;
+        sa.sa_handler = preload_end_signal_handler;
         sa.sa_flags = SA_RESTART;
         sigfillset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
+        preload_real_sigaction(sigs[i], &sa, NULL);
     }
 }
 
@@ -290,7 +300,8 @@ static int groups_from_text(const char *text, unsigned *out)
     static const struct { const char *name; unsigned bit; } names[] = {
         { "threads", GROUP_THREADS }, { "locks", GROUP_LOCKS },
         { "memory", GROUP_MEMORY }, { "io", GROUP_IO },
-        { "process", GROUP_PROCESS }, { "all", GROUP_ALL },
+        { "process", GROUP_PROCESS }, { "signals", GROUP_SIGNALS },
+        { "all", GROUP_ALL },
         { "none", 0 },
     };
     unsigned groups = 0;
@@ -349,7 +360,7 @@ __attribute__((constructor)) static void preload_init(void)
     unsigned groups = GROUP_ALL;
     if (text != NULL && groups_from_text(text, &groups) != 0) {
         say("flightrec preload: FLIGHTREC_GROUPS: unknown group (threads, "
-            "locks, memory, io, process, all, none)\n");
+            "locks, memory, io, process, signals, all, none)\n");
         groups = 0;
     }
     open_recording();

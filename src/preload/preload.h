@@ -24,7 +24,8 @@ enum {
     GROUP_MEMORY = 1u << 2,
     GROUP_IO = 1u << 3,
     GROUP_PROCESS = 1u << 4,
-    GROUP_ALL = (1u << 5) - 1
+    GROUP_SIGNALS = 1u << 5,
+    GROUP_ALL = (1u << 6) - 1
 };
 
 /** Groups in force; all until the constructor has read the environment. */
@@ -104,6 +105,15 @@ int preload_owns_fd(int fd);
 
 /** Moves the recorder's descriptors out of the way of dup2(x, @a fd). */
 void preload_vacate_fd(int fd);
+
+/** The real sigaction(), past the signals group's wrapper. */
+struct sigaction;
+int preload_real_sigaction(int sig, const struct sigaction *act,
+                           struct sigaction *old);
+
+/** The handler of SIGINT, SIGTERM and SIGHUP while the program leaves them
+ * at their default action (a last drain, then that action). */
+void preload_end_signal_handler(int sig);
 
 /** Writes everything recorded so far to the recording (exit, exec). */
 void preload_flush(void);

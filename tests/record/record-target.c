@@ -355,6 +355,51 @@ static int mode_locks(void)
                ? 0 : 1;
 }
 
+/*=====   signals   =====*/
+
+static void *volatile handler_block;
+
+static void on_usr1(int sig, siginfo_t *info, void *context)
+{
+    (void)info;
+    (void)context;
+    handler_block = malloc(77); /* malloc from a signal handler */
+    free(handler_block);
+    (void)sig;
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+}
+
+static int mode_signals(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_usr1;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGUSR2, on_usr2);
+    raise(SIGUSR1);
+    expect("main", "INTERRUPT_ENTRY", SIGUSR1);
+    expect("main", "MALLOC_ENTRY", 77);
+    expect("main", "MALLOC_EXIT", (uintptr_t)handler_block);
+    expect("main", "FREE_ENTRY", (uintptr_t)handler_block);
+    expect("main", "FREE_EXIT", 0);
+    expect("main", "INTERRUPT_EXIT", SIGUSR1);
+    raise(SIGUSR2);
+    expect("main", "INTERRUPT_ENTRY", SIGUSR2);
+    expect("main", "INTERRUPT_EXIT", SIGUSR2);
+    /* The program sees its own handlers, and the default for SIGINT. */
+    int ok = sigaction(SIGUSR1, NULL, &old) == 0 &&
+             old.sa_sigaction == on_usr1 && (old.sa_flags & SA_SIGINFO);
+    ok = ok && signal(SIGUSR2, SIG_DFL) == on_usr2;
+    ok = ok && sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL;
+    return ok ? 0 : 1;
+}
+
 /*=====   process   =====*/
 
 static int mode_fork(void)
@@ -410,6 +455,8 @@ int main(int argc, char **argv)
         return mode_memory();
     if (strcmp(mode, "locks") == 0)
         return mode_locks();
+    if (strcmp(mode, "signals") == 0)
+        return mode_signals();
     if (strcmp(mode, "fork") == 0)
         return mode_fork();
     if (strcmp(mode, "closeall") == 0)

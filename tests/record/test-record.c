@@ -178,7 +178,8 @@ static uint32_t event_id(const char *name)
         E(THREAD_QUEUE_SURRENDER_STICKY), E(THREAD_CREATE), E(THREAD_START),
         E(THREAD_EXIT), E(THREAD_SET_NAME), E(FATAL_CODE),
         E(FUNCTION_ENTRY), E(FUNCTION_EXIT), E(ISR_LOCK_ACQUIRE_ENTRY),
-        E(ISR_LOCK_ACQUIRE_EXIT), E(ISR_LOCK_RELEASE),
+        E(ISR_LOCK_ACQUIRE_EXIT), E(ISR_LOCK_RELEASE), E(INTERRUPT_ENTRY),
+        E(INTERRUPT_EXIT),
 #undef E
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
@@ -315,6 +316,19 @@ TEST(memory)
     struct recording rec;
     struct target_output t;
     record_mode("memory", "memory", "memory", NULL, &rec, &t, 0);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+/* Handlers run between INTERRUPT_ENTRY and INTERRUPT_EXIT; what they
+ * call is recorded in between; the program sees its own handlers. */
+TEST(signals)
+{
+    struct recording rec;
+    struct target_output t;
+    record_mode("signals", "signals,memory", "signals", NULL, &rec, &t, 0);
+    CHECK_EQ_U(t.count, 8);
     check_thread(&rec, &t, "main", rec.pid);
     rec_free(&rec);
     target_free(&t);
@@ -665,6 +679,7 @@ int main(int argc, char **argv)
 {
     static const struct test_case cases[] = {
         TEST_ENTRY(io), TEST_ENTRY(memory), TEST_ENTRY(heap_at_exit),
+        TEST_ENTRY(signals),
         TEST_ENTRY(locks), TEST_ENTRY(print_shows_calls),
         TEST_ENTRY(exit_status), TEST_ENTRY(sigint),
         TEST_ENTRY(fork_child_file), TEST_ENTRY(exec_image_file),

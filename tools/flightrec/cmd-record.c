@@ -31,8 +31,8 @@ static const char usage[] =
     "usage: flightrec record [-o FILE] [-f] [--mode flight|discard] "
     "[--events GROUPS] [--items N] -- PROGRAM [ARGS...]\n"
     "\n"
-    "Run PROGRAM and record its threads, locks, memory, I/O and process\n"
-    "events into FILE while it runs (default PROGRAM.rec in the current\n"
+    "Run PROGRAM and record its threads, locks, memory, I/O, process and\n"
+    "signal events into FILE while it runs (default PROGRAM.rec in the current\n"
     "directory).  A process PROGRAM forks, or an image it execs, writes\n"
     "FILE.PID.  Exits with PROGRAM's exit status.\n"
     "\n"
@@ -41,14 +41,14 @@ static const char usage[] =
     "  -f, --force         overwrite FILE\n"
     "  --mode MODE         flight (overwrite the oldest, default) or discard\n"
     "  --events GROUPS     comma-separated: threads, locks, memory, io,\n"
-    "                      process, all (default), none\n"
+    "                      process, signals, all (default), none\n"
     "  --items N           items per thread ring (power of two, 16..16777216)\n"
     "  -h, --help          show this help\n";
 
 enum { OPT_MODE = 256, OPT_EVENTS, OPT_ITEMS };
 
 static const char *const group_names[] = {
-    "threads", "locks", "memory", "io", "process", "all", "none"
+    "threads", "locks", "memory", "io", "process", "signals", "all", "none"
 };
 
 static int groups_valid(const char *text, char *bad, size_t bad_size)
@@ -184,7 +184,7 @@ int cmd_record(int argc, char **argv)
     char bad[64];
     if (events != NULL && !groups_valid(events, bad, sizeof bad))
         return cli_usage_error(usage, "unknown event group '%s' (threads, "
-                               "locks, memory, io, process, all, none)", bad);
+                               "locks, memory, io, process, signals, all, none)", bad);
     if (items != NULL) {
         uint64_t n;
         if (cli_parse_u64(items, &n) != 0 || n < 16 || n > (1u << 24) ||

@@ -26,7 +26,21 @@ run_preset() {
     ctest --preset "$1"
 }
 
+if [ $all -eq 1 ]; then
+    # The firmware test runs only where these are: CI must have them.
+    for tool in arm-none-eabi-gcc qemu-system-arm; do
+        command -v $tool >/dev/null || {
+            echo "run-tests.sh --all: $tool is missing (firmware test)" >&2
+            exit 1
+        }
+    done
+fi
 run_preset gcc
+if [ $all -eq 1 ] &&
+    ! ctest --test-dir build/test-gcc -N -L firmware | grep -q firmware-demo; then
+    echo "run-tests.sh --all: the firmware test was not registered" >&2
+    exit 1
+fi
 if [ $all -eq 1 ]; then
     echo "=== install: pkg-config and find_package from an installed tree"
     tests/install/check-install.sh build/test-gcc

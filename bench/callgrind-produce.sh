@@ -1,7 +1,8 @@
 #!/bin/sh
 # Instructions per recorded event, from callgrind: each loop runs at two
 # lengths and the difference is divided by the difference in events, so
-# start-up and attach costs drop out.
+# start-up and attach costs drop out.  Multi-item loops also show the
+# figure per call (items per call times the figure per item).
 # usage: bench/callgrind-produce.sh BUILD_DIR
 set -eu
 bin="$1/bench/bench-produce"
@@ -11,9 +12,17 @@ count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" \
         --only "$1" "$2" 2>&1 | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 }
-for loop in ideal produce produce_n filtered stopped; do
+# loop name, items per call
+for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
+             record_1:1 record_2:2 record_8:8 filtered:1 stopped:1; do
+    loop=${entry%%:*}
+    per_call=${entry#*:}
     a=$(count "$loop" $small)
     b=$(count "$loop" $large)
-    echo "$loop" "$a" "$b" | awk -v n=$((large - small)) \
-        '{ printf "%-10s %6.2f instructions per event\n", $1, ($3 - $2) / n }'
+    echo "$loop" "$a" "$b" | awk -v n=$((large - small)) -v k="$per_call" '
+        { e = ($3 - $2) / n
+          if (k > 1)
+              printf "%-13s %6.2f instructions per item, %6.1f per call of %d\n", $1, e, e * k, k
+          else
+              printf "%-13s %6.2f instructions per event\n", $1, e }'
 done

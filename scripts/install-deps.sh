@@ -5,13 +5,15 @@
 #   scripts/install-deps.sh test      + the readers the tests run
 #                                       (babeltrace2, protoc, python3)
 #   scripts/install-deps.sh all       + clang runtimes for the sanitizer
-#                                       and fuzzing builds
+#                                       and fuzzing builds, cross compilers,
+#                                       QEMU (user mode; mps2 boards for
+#                                       the firmware test)
 set -eu
 packages="cmake gcc g++ make pkg-config"
 case "${1:-build}" in
 build) ;;
 test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses" ;;
-all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user valgrind" ;;
+all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm" ;;
 *) echo "usage: $0 build|test|all" >&2; exit 2 ;;
 esac
 missing=""

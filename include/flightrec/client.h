@@ -345,6 +345,70 @@ FLIGHTREC_API int flightrec_client_event_id(const flightrec_client *client,
 FLIGHTREC_API uint64_t flightrec_ticks_to_ns(uint64_t ticks,
                                              uint64_t frequency);
 
+/*=====   Console logs   =====*/
+
+/** Marker lines around a stream block in a console log (a firmware's UART
+ * output): base64 lines of stream bytes in between (docs/format.md,
+ * section 9).  The blocks of one log, in order, are one stream. */
+#define FLIGHTREC_CONSOLE_BEGIN "-----BEGIN FLIGHTREC STREAM-----"
+#define FLIGHTREC_CONSOLE_END "-----END FLIGHTREC STREAM-----"
+
+/** Receives decoded stream bytes; non-zero stops the log decoder with
+ * that value. */
+typedef int (*flightrec_console_out_fn)(void *arg, const void *bytes,
+                                        size_t n);
+
+/** A console log decoder: fixed size, allocates nothing. */
+struct flightrec_console {
+    flightrec_console_out_fn out;
+    void *arg;
+    int in_block;           /**< between a begin and an end marker */
+    int padded;             /**< the block's base64 was padded: only the
+                                 end marker may follow */
+    uint32_t quad;          /**< base64 digits of an unfinished group */
+    unsigned quad_len;
+    char head[40];          /**< the start of the current line */
+    size_t head_len;
+    uint64_t line;          /**< 1-based number of the current line */
+    uint64_t block_line;    /**< line of the open block's begin marker */
+    uint64_t blocks;        /**< blocks ended */
+    int error;              /**< sticky: 0, or the error */
+    char message[128];
+};
+
+/** Whether @a bytes, the first bytes of an input, are a console log: a
+ * begin marker starts one of their lines. */
+FLIGHTREC_API int flightrec_console_detect(const void *bytes, size_t n);
+
+/** Starts decoding a log; stream bytes go to @a out. */
+FLIGHTREC_API void flightrec_console_init(struct flightrec_console *log,
+                                          flightrec_console_out_fn out,
+                                          void *arg);
+
+/**
+ * Consumes @a n bytes of the log; stream bytes of its blocks are passed on
+ * as they are decoded, text outside blocks is skipped.
+ * @retval 0 success
+ * @retval FLIGHTREC_ESTREAM a block holds something that is not
+ *         base64 (the message names the line); sticky
+ * @retval other the out function's non-zero value
+ */
+FLIGHTREC_API int flightrec_console_feed(struct flightrec_console *log,
+                                         const void *bytes, size_t n);
+
+/**
+ * Ends the log.
+ * @retval 0 every block was complete
+ * @retval FLIGHTREC_ETRUNC the log ended inside a block (its bytes so far
+ *         were passed on), or it held no block at all
+ * @retval <0 the sticky error of an earlier call
+ */
+FLIGHTREC_API int flightrec_console_finish(struct flightrec_console *log);
+
+/** The error's description ("line 12: ..."); "" when there is none. */
+FLIGHTREC_API const char *flightrec_console_message(
+    const struct flightrec_console *log);
+
 FLIGHTREC_END_DECLS
 
 #endif

@@ -23,6 +23,7 @@
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common.h"
@@ -107,8 +108,18 @@ struct flightrec__thread {
     struct flightrec__writer signal;    /**< handlers interrupting a record */
 };
 
-extern FLIGHTREC_API _Thread_local struct flightrec__thread flightrec__self
-    __attribute__((tls_model("initial-exec")));
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* Firmware (one CPU, tasks switched cooperatively): the CPU is the
+ * recorder's one thread and interrupts are its signals, so the writer state
+ * is a plain global (docs/recording.md, "Firmware"). */
+#define FLIGHTREC__THREAD_LOCAL
+#define FLIGHTREC__TLS_MODEL
+#else
+#define FLIGHTREC__THREAD_LOCAL _Thread_local
+#define FLIGHTREC__TLS_MODEL __attribute__((tls_model("initial-exec")))
+#endif
+extern FLIGHTREC_API FLIGHTREC__THREAD_LOCAL struct flightrec__thread
+    flightrec__self FLIGHTREC__TLS_MODEL;
 /** The filter in force: 1024 bits, set = recorded.  It is the filter the
  * program asked for while recording is started, and all zero while it is
  * stopped, so one bit test covers both. */
@@ -119,6 +130,13 @@ extern FLIGHTREC_API _Atomic int flightrec__running;
 FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
 
+/* The ring slot of position @a head. */
+static FLIGHTREC_ALWAYS_INLINE struct flightrec_item *
+flightrec__slot(const struct flightrec__writer *w, uintptr_t head)
+{
+    return &w->items[head & w->mask];
+}
+
 /**
  * @brief Whether @a event passes the global enable and the event filter:
  * one relaxed load and a bit test.
@@ -126,6 +144,22 @@ FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
 static FLIGHTREC_ALWAYS_INLINE int flightrec_event_enabled(uint32_t event)
 {
     uint32_t id = event & FLIGHTREC_EVENT_MASK;
+#if (defined(__x86_64__) || defined(__i386__)) && \
+    defined(__GCC_ASM_FLAG_OUTPUTS__)
+    if (__builtin_constant_p(id)) {
+        /* A constant id: one test of the filter byte in memory.  Compilers
+         * do not fold an atomic load into the test; a byte load cannot be
+         * torn by a concurrent store of its word (x86: little-endian, bit
+         * id of the filter is bit id % 8 of byte id / 8). */
+        int set;
+        __asm__ __volatile__(
+            "testb %2, %1"
+            : "=@ccnz"(set)
+            : "m"(((const volatile unsigned char *)flightrec__filter)[id >> 3]),
+              "iq"((unsigned char)(1u << (id & 7u))));
+        return set;
+    }
+#endif
     return (int)((atomic_load_explicit(&flightrec__filter[id >> 5],
                                        memory_order_relaxed) >>
                   (id & 31u)) & 1u);
@@ -158,7 +192,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
      * reader validating its copy by re-reading the head is right on weakly
      * ordered CPUs too (no instruction on x86). */
     atomic_thread_fence(memory_order_release);
-    struct flightrec_item *item = &w->items[head & w->mask];
+    struct flightrec_item *item = flightrec__slot(w, head);
     atomic_store_explicit(&item->event, FLIGHTREC_TIME_EVENT(now, event),
                           memory_order_relaxed);
     atomic_store_explicit(&item->data, data, memory_order_relaxed);
@@ -173,6 +207,29 @@ FLIGHTREC_API void flightrec__prepare_slow(struct flightrec_ctx *ctx,
 FLIGHTREC_API void flightrec__add_slow(struct flightrec_ctx *ctx,
                                        uint32_t event, uintptr_t data);
 
+/*
+ * The slow paths take the record by address.  They get it by value here
+ * and hand back a copy, so that the caller's flightrec_ctx never has its
+ * address taken: the compiler keeps it in registers on the fast path
+ * instead of on the stack.
+ */
+#define FLIGHTREC__COLD_COPY static __attribute__((noinline, cold, unused))
+
+FLIGHTREC__COLD_COPY struct flightrec_ctx
+flightrec__prepare_cold(struct flightrec__writer *w, uintptr_t head,
+                        uint64_t now, uint64_t deadline)
+{
+    struct flightrec_ctx ctx;
+    ctx.writer = w;
+    ctx.head = head;
+    ctx.limit = head;
+    ctx.deadline = deadline;
+    ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    ctx.dropping = 0;
+    flightrec__prepare_slow(&ctx, now);
+    return ctx;
+}
+
 /**
  * @brief Starts a record: reads the counter once for all its items.
  *
@@ -184,23 +241,51 @@ FLIGHTREC_API void flightrec__add_slow(struct flightrec_ctx *ctx,
 static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
 {
     struct flightrec__writer *w = &flightrec__self.main;
-    ctx->deadline = w->deadline;
+    uint64_t deadline = w->deadline;
     w->deadline = 0;
     atomic_signal_fence(memory_order_seq_cst);
     uint64_t now = flightrec_counter();
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
+    /* The fast path takes the record only if a whole part of it fits below
+     * the head limit; the slow path handles the rest (and a stopped
+     * recorder, whose filter rejects every add). */
+    uintptr_t limit = head + FLIGHTREC_MAX_PENDING;
+    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    if (FLIGHTREC_UNLIKELY(now >= deadline ||
+                           head > UINTPTR_MAX - FLIGHTREC_MAX_PENDING ||
+                           limit > w->head_limit)) {
+        *ctx = flightrec__prepare_cold(w, head, now, deadline);
+        return;
+    }
     ctx->writer = w;
     ctx->head = head;
+    ctx->limit = limit;
+    ctx->deadline = deadline;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx->dropping = 0;
-    ctx->limit = head + FLIGHTREC_MAX_PENDING;
-    if (ctx->limit > w->head_limit)
-        ctx->limit = w->head_limit;
-    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
-    if (FLIGHTREC_UNLIKELY(
-            now >= ctx->deadline || head >= w->head_limit ||
-            !atomic_load_explicit(&flightrec__running, memory_order_relaxed)))
-        flightrec__prepare_slow(ctx, now);
+}
+
+/* What flightrec__add_slow() changes in a record. */
+struct flightrec__add_result {
+    uintptr_t head;
+    uintptr_t limit;
+};
+
+FLIGHTREC__COLD_COPY struct flightrec__add_result
+flightrec__add_cold(struct flightrec__writer *w, uintptr_t head,
+                    uintptr_t limit, uint64_t deadline, uint32_t time_word,
+                    uint32_t dropping, uint32_t event, uintptr_t data)
+{
+    struct flightrec_ctx ctx;
+    ctx.writer = w;
+    ctx.head = head;
+    ctx.limit = limit;
+    ctx.deadline = deadline;
+    ctx.time_word = time_word;
+    ctx.dropping = dropping;
+    flightrec__add_slow(&ctx, event, data);
+    struct flightrec__add_result result = { ctx.head, ctx.limit };
+    return result;
 }
 
 /** @brief Adds an item to the record (skipped if the filter rejects it). */
@@ -209,13 +294,16 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
                                                   uintptr_t data)
 {
     if (FLIGHTREC_UNLIKELY(ctx->head >= ctx->limit)) {
-        flightrec__add_slow(ctx, event, data);
+        struct flightrec__add_result r = flightrec__add_cold(
+            ctx->writer, ctx->head, ctx->limit, ctx->deadline,
+            ctx->time_word, ctx->dropping, event, data);
+        ctx->head = r.head;
+        ctx->limit = r.limit;
         return;
     }
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
         return;
-    struct flightrec__writer *w = ctx->writer;
-    struct flightrec_item *item = &w->items[ctx->head & w->mask];
+    struct flightrec_item *item = flightrec__slot(ctx->writer, ctx->head);
     atomic_store_explicit(&item->event,
                           ctx->time_word | (event & FLIGHTREC_EVENT_MASK),
                           memory_order_relaxed);

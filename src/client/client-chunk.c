@@ -311,6 +311,10 @@ int frc_chunk_item(struct flightrec_client *c, uint32_t action,
     case A_PROCESSOR:
         return processor(c, data, offset);
     case A_THREAD_ID:
+        /* Past a flightrec chunk's header, name items are the owner's
+         * events: its positions count them (format section 4). */
+        if (!c->rtems && r != NULL && !r->in_header)
+            r->seq++;
         /* flightrec: the ring's owner; RTEMS: a name table entry. */
         if (!c->rtems && r != NULL && r->in_header) {
             r->info.thread_id = (int64_t)data;
@@ -322,6 +326,9 @@ int frc_chunk_item(struct flightrec_client *c, uint32_t action,
         }
         return 0;
     case A_THREAD_NAME:
+        if (!c->rtems && r != NULL && !r->in_header)
+            r->seq++;
+        /* fall through */
     case A_NAME:
         if (frc_name_item(c, data) != 0)
             return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");

@@ -10,4 +10,5 @@ flightrec_library(NAME flightrec-client SOURCES
   client/client-merge.c
   client/client-names.c
   client/client-read.c
+  client/console-log.c
 )

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "convert-out.h"
@@ -99,9 +101,20 @@ static int setup(struct run *r, struct fr_sink *sink,
 }
 
 /* Ends the stream and the sink; reports the first error. */
+/* Records the window let through out of order (pipes only). */
+static uint64_t late_count(const flightrec_client *client)
+{
+    struct flightrec_client_totals tot;
+
+    flightrec_client_totals(client, &tot);
+    return tot.late;
+}
+
 static int finish(struct run *r, int feed_rc, char *err, size_t err_size)
 {
     int rc = flightrec_client_finish(r->client);
+    if (r->stats != NULL)
+        r->stats->late = late_count(r->client);
     if (rc == 0 && feed_rc != 0)
         rc = feed_rc;
     int ret = 0;
@@ -137,6 +150,38 @@ int fr_convert_buffer(const void *buf, size_t len, struct fr_sink *sink,
     return finish(&r, rc, err, err_size);
 }
 
+/* A console log (a firmware's UART output) feeds the decoder the stream
+ * bytes of its marked blocks. */
+static int console_to_client(void *arg, const void *bytes, size_t n)
+{
+    return flightrec_client_feed(arg, bytes, n);
+}
+
+/* Whether @a fd is a regular file holding a stream (not a console log):
+ * flightrec_client_read_fd() reads it in exact order.  Looks at the same
+ * first bytes a pipe's first read would, without moving the offset. */
+static int regular_stream(int fd)
+{
+    struct stat st;
+    off_t at;
+    unsigned char *head;
+    ssize_t n;
+    int console;
+
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (at = lseek(fd, 0, SEEK_CUR)) < 0)
+        return 0;
+    head = malloc(READ_CHUNK);
+    if (head == NULL)
+        return 1; /* read_fd reports the lack of memory */
+    do
+        n = pread(fd, head, READ_CHUNK, at);
+    while (n < 0 && errno == EINTR);
+    console = n > 0 && flightrec_console_detect(head, (size_t)n);
+    free(head);
+    return !console;
+}
+
 int fr_convert_fd(int fd, struct fr_sink *sink,
                   const struct fr_convert_progress *progress,
                   struct fr_convert_stats *stats, char *err, size_t err_size)
@@ -144,15 +189,70 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
     struct run r;
     if (setup(&r, sink, progress, stats, err, err_size) != 0)
         return -1;
-    /* Reads and finishes: a file in exact order, a pipe through the
-     * window. */
-    int rc = flightrec_client_read_fd(r.client, fd);
-    if (r.client != NULL && progress && progress->show &&
-        progress->total_bytes > 0)
+    if (regular_stream(fd)) {
+        /* Reads and finishes, in exact order. */
+        int rc = flightrec_client_read_fd(r.client, fd);
+        if (r.client != NULL && progress && progress->show &&
+            progress->total_bytes > 0)
+            fprintf(stderr, "\r%40s\r", "");
+        struct flightrec_client_totals tot;
+        flightrec_client_totals(r.client, &tot);
+        stats->bytes = tot.bytes;
+        return finish(&r, rc, err, err_size);
+    }
+    /* A pipe, or a console log: read once, through the window. */
+    unsigned char *buf = malloc(READ_CHUNK);
+    if (buf == NULL) {
+        flightrec_client_destroy(r.client);
+        fr_errorf(err, err_size, "out of memory");
+        return -1;
+    }
+    int rc = 0, shown = -1;
+    int first = 1, is_console = 0;
+    struct flightrec_console console;
+    int show = progress && progress->show && progress->total_bytes > 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, READ_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fr_errorf(err, err_size, "read: %s", strerror(errno));
+            free(buf);
+            flightrec_client_destroy(r.client);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        stats->bytes += (uint64_t)n;
+        if (first) {
+            first = 0;
+            is_console = flightrec_console_detect(buf, (size_t)n);
+            if (is_console)
+                flightrec_console_init(&console, console_to_client, r.client);
+        }
+        rc = is_console ? flightrec_console_feed(&console, buf, (size_t)n)
+                        : flightrec_client_feed(r.client, buf, (size_t)n);
+        if (rc != 0)
+            break;
+        if (show) {
+            int pct = (int)(stats->bytes * 100 / progress->total_bytes);
+            if (pct != shown) {
+                shown = pct;
+                fprintf(stderr, "\rconverting: %3d%% (%" PRIu64 " MiB)",
+                        pct > 100 ? 100 : pct, stats->bytes >> 20);
+            }
+        }
+    }
+    if (show)
         fprintf(stderr, "\r%40s\r", "");
-    struct flightrec_client_totals tot;
-    flightrec_client_totals(r.client, &tot);
-    stats->bytes = tot.bytes;
-    stats->late = tot.late;
+    free(buf);
+    if (is_console && rc == 0)
+        rc = flightrec_console_finish(&console);
+    if (is_console && console.message[0] != '\0') {
+        /* The log's own error names its line; what came before is kept. */
+        (void)finish(&r, 0, err, err_size);
+        fr_errorf(err, err_size, "%s", flightrec_console_message(&console));
+        return -1;
+    }
     return finish(&r, rc, err, err_size);
 }

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 
-pthread_mutex_t flightrec__control_lock = PTHREAD_MUTEX_INITIALIZER;
+flightrec__mutex_t flightrec__control_lock = FLIGHTREC__MUTEX_INITIALIZER;
 
 #define ALL_ONES_8 \
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \

@@ -9,14 +9,19 @@
 #include "../region/ring-reader.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <string.h>
 
 /* Drains go out in writes of this size (one system call per ~20,000
  * items); a dump uses a smaller static buffer, or one on the stack when
  * two dumps run at once (it allocates nothing: crash handlers call it). */
-#define DRAIN_BUFFER (256u << 10)
-#define DUMP_BUFFER (64u << 10)
+#ifndef FLIGHTREC_DRAIN_BUFFER    /* a firmware port sets smaller ones */
+#define FLIGHTREC_DRAIN_BUFFER (256u << 10)
+#endif
+#ifndef FLIGHTREC_DUMP_BUFFER
+#define FLIGHTREC_DUMP_BUFFER (64u << 10)
+#endif
+#define DRAIN_BUFFER FLIGHTREC_DRAIN_BUFFER
+#define DUMP_BUFFER FLIGHTREC_DUMP_BUFFER
 #define DUMP_STACK_BUFFER 1024u
 
 static int32_t ring_tid(const ring_t *ring)
@@ -84,7 +89,7 @@ int flightrec_dump(int fd)
 
 /*=====   Drain   =====*/
 
-static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static flightrec__mutex_t drain_lock = FLIGHTREC__MUTEX_INITIALIZER;
 static int drain_started;
 static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 static unsigned char drain_buffer[DRAIN_BUFFER];
@@ -100,23 +105,23 @@ static void forget_stream(void)
 
 void flightrec__drain_reset_after_fork(void)
 {
-    pthread_mutex_init(&drain_lock, NULL);
+    flightrec__mutex_init(&drain_lock);
     forget_stream();
 }
 
 void flightrec__rings_cleanup(void)
 {
-    pthread_mutex_lock(&drain_lock);
+    flightrec__mutex_lock(&drain_lock);
     flightrec__registry_cleanup();
     forget_stream();
-    pthread_mutex_unlock(&drain_lock);
+    flightrec__mutex_unlock(&drain_lock);
 }
 
 void flightrec_drain_reset(void)
 {
-    pthread_mutex_lock(&drain_lock);
+    flightrec__mutex_lock(&drain_lock);
     forget_stream();
-    pthread_mutex_unlock(&drain_lock);
+    flightrec__mutex_unlock(&drain_lock);
 }
 
 /* A live thread's rename shows in the next chunk of its ring.  Only rings
@@ -134,7 +139,7 @@ int flightrec_drain(int fd)
     if (flightrec__region_base == NULL)
         return -ENOMEM;
     publish_frequency();
-    pthread_mutex_lock(&drain_lock);
+    flightrec__mutex_lock(&drain_lock);
     if (fd != drain_fd || !drain_started) {
         /* A cut item is finished only on the descriptor it was cut on. */
         drain_fd = fd;
@@ -168,7 +173,7 @@ int flightrec_drain(int fd)
         /* Names of a failed write may be lost with it: send all again. */
         memset(drain_name_serial, 0, sizeof(drain_name_serial));
     }
-    pthread_mutex_unlock(&drain_lock);
+    flightrec__mutex_unlock(&drain_lock);
     return rc;
 }
 
@@ -177,9 +182,9 @@ int flightrec_rewind(void)
     if (flightrec__settings()->mode != FLIGHTREC_MODE_FLIGHT)
         return FLIGHTREC_EMODE;
     flightrec__ensure_init();
-    pthread_mutex_lock(&drain_lock);
+    flightrec__mutex_lock(&drain_lock);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring))
         fr_ring_rewind(ring);
-    pthread_mutex_unlock(&drain_lock);
+    flightrec__mutex_unlock(&drain_lock);
     return 0;
 }

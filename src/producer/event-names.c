@@ -4,7 +4,6 @@
 #include "runtime.h"
 
 #include <errno.h>
-#include <pthread.h>
 
 #define NAME_WORDS FLIGHTREC_REGION_EVENT_NAME_WORDS   /* 64 bytes */
 
@@ -19,7 +18,7 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     if (flightrec__region_base == NULL)
         return -ENOMEM;
     struct flightrec_region_names *names = region_names();
-    pthread_mutex_lock(&flightrec__control_lock);
+    flightrec__mutex_lock(&flightrec__control_lock);
     for (size_t i = 0; i < NAME_WORDS; i++)
         atomic_store_explicit(&names->words[event][i], words[i],
                               memory_order_relaxed);
@@ -27,7 +26,7 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     char kept[4 * NAME_WORDS];
     flightrec__event_name_locked(event, kept, sizeof(kept));
     flightrec__filter_named_locked(event, kept);
-    pthread_mutex_unlock(&flightrec__control_lock);
+    flightrec__mutex_unlock(&flightrec__control_lock);
     return 0;
 }
 

@@ -66,6 +66,29 @@ size_t flightrec__port_page_size(void)
 static int session_fd = -1;
 static char session_path[512];
 static pid_t session_owner;         /* the process that made the file */
+static dev_t session_dev;           /* which file it is: a program may */
+static ino_t session_ino;           /* close our descriptor, and reuse it */
+
+/* The session file's descriptor, still ours: a program that closed it (or
+ * whose next open got its number) must never see its own file extended.
+ * Opened again by its path if need be; -1 if it is gone. */
+static int session_descriptor(void)
+{
+    struct stat st;
+    if (session_fd >= 0 && fstat(session_fd, &st) == 0 &&
+        st.st_dev == session_dev && st.st_ino == session_ino)
+        return session_fd;
+    int fd = open(session_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || st.st_dev != session_dev ||
+        st.st_ino != session_ino) {
+        close(fd);
+        return -1;
+    }
+    session_fd = fd;
+    return fd;
+}
 
 /* Normal exit removes the session file (a kill leaves it for a dump),
  * unless FLIGHTREC_KEEP=1. */
@@ -144,6 +167,11 @@ int flightrec__port_region_share(void *base, size_t size,
         session_path[0] = '\0';
         return -1;
     }
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        session_dev = st.st_dev;
+        session_ino = st.st_ino;
+    }
     session_fd = fd;
     session_owner = getpid();
     atexit(remove_session);
@@ -154,10 +182,11 @@ int flightrec__port_region_grow(void *base, size_t from, size_t to)
 {
     if (session_fd < 0)
         return 0;
-    if (reserve_space(session_fd, from, to) != 0)
+    int fd = session_descriptor();
+    if (fd < 0 || reserve_space(fd, from, to) != 0)
         return -1;
     void *at = mmap((unsigned char *)base + from, to - from,
-                    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, session_fd,
+                    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
                     (off_t)from);
     return at == MAP_FAILED ? -1 : 0;
 }
@@ -179,7 +208,10 @@ void flightrec__port_region_snapshot_install(void *base, void *snapshot,
 {
     /* Moves the snapshot's pages over the region: no copy. */
     (void)mremap(snapshot, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, base);
-    close(session_fd);
+    /* Only if it is still ours: the number may be the program's now. */
+    int fd = session_descriptor();
+    if (fd >= 0)
+        close(fd);
     session_fd = -1;
     session_path[0] = '\0';
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Slow paths of the hot path in flightrec/producer.h, and the multi-item
- * wrappers.
+ * Slow paths of the hot path in flightrec/producer.h (the multi-item calls
+ * are in produce-multi.c).
  *
  * A slow path runs when the writer's deadline or head limit is reached:
  * - deadline 0 and the thread has no rings: attach them;
@@ -20,7 +20,7 @@
 /* The head the hot path reads before the thread has a ring. */
 static struct flightrec__ring_head unattached_head;
 
-_Thread_local struct flightrec__thread flightrec__self = {
+FLIGHTREC__THREAD_LOCAL struct flightrec__thread flightrec__self = {
     .main = { .ring = &unattached_head },
     .signal = { .ring = &unattached_head },
 };
@@ -32,7 +32,7 @@ struct writer_sync {
     int none_yet;           /* no pair since the ring was bound */
 };
 
-static _Thread_local struct {
+static FLIGHTREC__THREAD_LOCAL struct {
     int attached;
     int attaching;
     int exited;                 /* the thread-exit hook ran */
@@ -443,26 +443,6 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     if (full < ctx->limit)
         ctx->limit = full;
 }
-
-void flightrec_produce_2(uint32_t event0, uintptr_t data0, uint32_t event1,
-                         uintptr_t data1)
-{
-    struct flightrec_ctx ctx;
-    flightrec_prepare(&ctx);
-    flightrec_add(&ctx, event0, data0);
-    flightrec_add(&ctx, event1, data1);
-    flightrec_commit(&ctx);
-}
-
-void flightrec_produce_n(const struct flightrec_item_in *items, size_t n)
-{
-    struct flightrec_ctx ctx;
-    flightrec_prepare(&ctx);
-    for (size_t i = 0; i < n; i++)
-        flightrec_add(&ctx, items[i].event, items[i].data);
-    flightrec_commit(&ctx);
-}
-
 
 void flightrec__self_bind(ring_t *main_ring, ring_t *signal_ring)
 {

@@ -32,7 +32,7 @@
 #include <string.h>
 
 static _Atomic int registry_lock;
-static _Thread_local volatile int registry_held;   /* by this thread */
+static FLIGHTREC__THREAD_LOCAL volatile int registry_held;   /* by this thread */
 static uint64_t free_list;          /* thread rings, via list_next */
 static uint64_t retired_oldest, retired_newest;
 static uint32_t retired_count;

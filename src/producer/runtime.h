@@ -13,9 +13,26 @@
 
 #include <flightrec.h>
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The runtime's locks (control, drain).  On firmware they are taken in task
+ * context only, on one CPU whose scheduler switches tasks cooperatively:
+ * nobody else can hold them, so they only mark. */
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+typedef struct { int held; } flightrec__mutex_t;
+#define FLIGHTREC__MUTEX_INITIALIZER { 0 }
+static inline void flightrec__mutex_lock(flightrec__mutex_t *m) { m->held = 1; }
+static inline void flightrec__mutex_unlock(flightrec__mutex_t *m) { m->held = 0; }
+static inline void flightrec__mutex_init(flightrec__mutex_t *m) { m->held = 0; }
+#else
+#include <pthread.h>
+typedef pthread_mutex_t flightrec__mutex_t;
+#define FLIGHTREC__MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#define flightrec__mutex_lock pthread_mutex_lock
+#define flightrec__mutex_unlock pthread_mutex_unlock
+#define flightrec__mutex_init(m) pthread_mutex_init((m), NULL)
+#endif
 
 #define FLIGHTREC_FILTER_WORDS (FLIGHTREC_EVENT_COUNT / 32)
 
@@ -71,7 +88,7 @@ int flightrec__parse_decimal(const char *text, uint32_t *out);
  * settings, the filter and the names; every path that takes it starts up
  * first, so that a signal handler interrupting it never has to (see
  * flightrec__try_init()). */
-extern pthread_mutex_t flightrec__control_lock;
+extern flightrec__mutex_t flightrec__control_lock;
 /* The filter the program asked for (under the control lock). */
 extern uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS];
 /* Puts the wanted filter in force, or zeros while stopped; takes effect at

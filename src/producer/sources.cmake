@@ -10,6 +10,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/port-linux.c
   producer/produce.c
   producer/produce-calls.c
+  producer/produce-multi.c
   producer/region.c
   producer/registry.c
   producer/settings.c

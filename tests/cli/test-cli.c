@@ -434,7 +434,13 @@ TEST(usage_errors)
 /* Each subcommand's SYNOPSIS (its usage line) appears in the man source. */
 TEST(synopsis)
 {
-    static const char *const cmds[] = { "print", "stats", "convert" };
+    static const char *const cmds[] = {
+        "print", "stats", "convert",
+#ifdef FLIGHTREC_HAVE_RECORD
+        "record",
+#endif
+        "ls", "dump", "stream", "rm",
+    };
     char *man = read_file(FLIGHTREC_MAN_MD);
 
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

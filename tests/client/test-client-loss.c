@@ -69,6 +69,37 @@ TEST(overflow)
     fr_vec_free(&v);
 }
 
+/* A task's name recorded into a ring (THREAD_ID, then THREAD_NAME items,
+ * as firmware does) is the owner's events: the next chunk's position counts
+ * them, and nothing is reported missing. */
+TEST(names_in_ring)
+{
+    struct fr_vec v;
+    struct tresult res;
+    struct topts o = {.keep = 1};
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, NS, 1, 64, 1, 0);
+    fr_vec_flightrec_chunk(&v, 0, 7, "cpu", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 1000);
+    fr_vec_name(&v, FLIGHTREC_EV_THREAD_ID, 42, FLIGHTREC_EV_THREAD_NAME,
+                "sensor", 16);
+    fr_vec_item(&v, 10, FLIGHTREC_USER(0), 1);
+    /* 2 uptime + 1 THREAD_ID + 4 THREAD_NAME + 1 event */
+    fr_vec_flightrec_chunk(&v, 0, 7, "cpu", 0, 8, 0, 0);
+    fr_vec_item(&v, 20, FLIGHTREC_USER(0), 2);
+    decode_checked(&res, &v);
+    CHECK_EQ_U(res.n, 2);
+    CHECK_EQ_U(res.totals.missing, 0);
+    CHECK_EQ_U(res.recs[1].time_ns, 1020);
+    tresult_free(&res);
+    tdecode(&res, v.buf, v.len, &o);
+    CHECK_EQ_S(flightrec_client_thread_name(res.client, 42), "sensor");
+    CHECK_EQ_U(flightrec_client_ring(res.client, 0)->missing, 0);
+    tresult_free(&res);
+    fr_vec_free(&v);
+}
+
 /* Positions skip more than the overflow explains: chunks are missing. */
 TEST(missing)
 {

@@ -138,25 +138,51 @@ static int decode_result(struct cli_input *in, flightrec_client *client,
     return rc;
 }
 
+/* A console log (a firmware's UART output) feeds the client the stream
+ * bytes of its marked blocks. */
+static int console_to_client(void *arg, const void *bytes, size_t n)
+{
+    return flightrec_client_feed(arg, bytes, n);
+}
+
+/* Whether the regular file @a fd holds a console log, judged by the same
+ * first bytes a first read would give (the offset does not move). */
+static int console_log_file(int fd, unsigned char *buf, size_t size)
+{
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    ssize_t n;
+
+    if (at < 0)
+        return 0;
+    do
+        n = pread(fd, buf, size, at);
+    while (n < 0 && errno == EINTR);
+    return n > 0 && flightrec_console_detect(buf, (size_t)n);
+}
+
 int cli_decode(struct cli_input *in, flightrec_client *client)
 {
-    /* A regular file is read twice, in exact order with memory bounded by
-     * its rings.  Anything else is read once, through the merge window,
-     * here rather than by flightrec_client_read_fd() so that a live print
-     * shows what it has whenever the input pauses (on_idle). */
-    if (in->is_regular) {
-        int rc = flightrec_client_read_fd(client, in->fd);
-        return decode_result(in, client, rc);
-    }
-
     enum { CHUNK = 1u << 20 };
     unsigned char *buf = malloc(CHUNK);
     int rc = 0;
     int read_errno = 0;
+    int first = 1;
+    struct flightrec_console console;
+    int is_console = 0;
 
     if (buf == NULL) {
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
         return FLIGHTREC_ENOMEM;
+    }
+    /* A regular file holding a stream is read twice, in exact order with
+     * memory bounded by its rings.  Anything else (a pipe, a console log)
+     * is read once, through the merge window, here rather than by
+     * flightrec_client_read_fd() so that a live print shows what it has
+     * whenever the input pauses (on_idle). */
+    if (in->is_regular && !console_log_file(in->fd, buf, CHUNK)) {
+        free(buf);
+        rc = flightrec_client_read_fd(client, in->fd);
+        return decode_result(in, client, rc);
     }
     for (;;) {
         if (in->on_idle != NULL) {
@@ -175,15 +201,33 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
         }
         if (n == 0)
             break;
-        rc = flightrec_client_feed(client, buf, (size_t)n);
+        if (first) {
+            first = 0;
+            is_console = flightrec_console_detect(buf, (size_t)n);
+            if (is_console)
+                flightrec_console_init(&console, console_to_client, client);
+        }
+        rc = is_console ? flightrec_console_feed(&console, buf, (size_t)n)
+                        : flightrec_client_feed(client, buf, (size_t)n);
         if (rc != 0)
             break;
     }
     free(buf);
+    /* The log's own error (not base64, a block cut off) is the one to
+     * name; one from the client comes through its message below. */
+    int console_rc = 0;
+    if (is_console && read_errno == 0 && rc == 0)
+        console_rc = flightrec_console_finish(&console);
+    int console_failed = is_console && console.message[0] != '\0';
     /* Finish also after an error: it delivers what was decoded before. */
     int frc = flightrec_client_finish(client);
     if (rc == 0)
-        rc = frc;
+        rc = console_rc != 0 ? console_rc : frc;
+    if (console_failed && read_errno == 0) {
+        cli_msg(CLI_ERROR, "%s: %s", in->name,
+                flightrec_console_message(&console));
+        return rc;
+    }
     if (read_errno != 0) {
         cli_msg(CLI_ERROR, "%s: read error: %s", in->name,
                 strerror(read_errno));

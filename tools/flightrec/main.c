@@ -30,6 +30,9 @@ static const struct flightrec_cmd cmds[] = {
     { "help", cmd_help, "show help for flightrec or a command" },
     { "ls", cmd_ls, "list this user's sessions (recording processes)" },
     { "print", cmd_print, "print the records of a stream as text or CSV" },
+#ifdef FLIGHTREC_HAVE_RECORD
+    { "record", cmd_record, "run a program and record it (preload library)" },
+#endif
     { "rm", cmd_rm, "remove session files" },
     { "stats", cmd_stats, "summarize a stream: events, threads, losses" },
     { "stream", cmd_stream, "consume a live session's rings continuously" },

@@ -1,0 +1,9 @@
+# Workloads for record-overhead.sh (flightrec record against plain runs and
+# other tracers); a plain program: the preload library does the recording.
+add_executable(bench-record-workload bench-record-workload.c)
+target_link_libraries(bench-record-workload PRIVATE Threads::Threads)
+target_compile_definitions(bench-record-workload PRIVATE _GNU_SOURCE)
+if(FLIGHTREC_SANITIZE)
+  target_compile_options(bench-record-workload PRIVATE -fno-sanitize=all)
+  target_link_options(bench-record-workload PRIVATE -fno-sanitize=all)
+endif()

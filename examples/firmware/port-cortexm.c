@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The Cortex-M port of the recording runtime (src/producer/platform.h) for
+ * the ARM MPS2 boards QEMU emulates (mps2-an385: Cortex-M3, mps2-an505:
+ * Cortex-M33; port-cortexm.h has their differences), built with
+ * FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER.
+ *
+ * - The region is a static array; nothing is ever given back.
+ * - The counter is the CMSDK TIMER0 (32-bit down-counter at the system
+ *   clock) extended to 64 bits by its wrap interrupt.
+ * - The recorder's one "thread" is the CPU: tasks switch cooperatively, so
+ *   no task is ever switched out in the middle of a record; interrupts are
+ *   its signals (a record they interrupt sends theirs to the signal ring).
+ * - Start-up takes fixed settings: there is no environment.
+ * - Streams go out on UART0 as base64 lines between marker lines
+ *   (docs/format.md, "Console logs"): write() is this port's.
+ * - The C library is not linked (-nostdlib): the few functions the core
+ *   calls are here, and the 64-bit atomics that ARMv7-M lacks run with
+ *   interrupts masked (one CPU).
+ */
+#include "port-cortexm.h"
+
+#include "platform.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/types.h>
+
+/*=====   Registers   =====*/
+
+#define REG(address) (*(volatile uint32_t *)(address))
+
+#define UART0_BASE FW_UART0_BASE
+#define UART_DATA REG(UART0_BASE + 0x00u)
+#define UART_STATE REG(UART0_BASE + 0x04u)
+#define UART_CTRL REG(UART0_BASE + 0x08u)
+#define UART_BAUDDIV REG(UART0_BASE + 0x10u)
+#define UART_STATE_TX_FULL 1u
+#define UART_CTRL_TX_ENABLE 1u
+
+#define TIMER0_BASE FW_TIMER0_BASE
+#define TIMER_CTRL(base) REG((base) + 0x00u)
+#define TIMER_VALUE(base) REG((base) + 0x04u)
+#define TIMER_RELOAD(base) REG((base) + 0x08u)
+#define TIMER_INTSTATUS(base) REG((base) + 0x0cu)
+#define TIMER_CTRL_ENABLE 1u
+#define TIMER_CTRL_IRQ_ENABLE 8u
+
+#define NVIC_ISER0 REG(0xe000e100u)
+#define NVIC_IPR(n) (*(volatile uint8_t *)(0xe000e400u + (n)))
+
+/*=====   Interrupt masking (one CPU)   =====*/
+
+static inline uint32_t irq_save(void)
+{
+    uint32_t primask;
+    __asm__ __volatile__("mrs %0, primask\n\tcpsid i"
+                         : "=r"(primask)::"memory");
+    return primask;
+}
+
+static inline void irq_restore(uint32_t primask)
+{
+    __asm__ __volatile__("msr primask, %0" ::"r"(primask) : "memory");
+}
+
+/*=====   The counter   =====*/
+
+/* Wraps of TIMER0 counted by its interrupt (the highest priority). */
+static volatile uint32_t counter_wraps;
+
+void fw_counter_init(void)
+{
+    TIMER_CTRL(TIMER0_BASE) = 0;
+    TIMER_RELOAD(TIMER0_BASE) = 0xffffffffu;
+    TIMER_VALUE(TIMER0_BASE) = 0xffffffffu;
+    TIMER_INTSTATUS(TIMER0_BASE) = 1u;
+    NVIC_IPR(FW_IRQ_TIMER0) = 0x00; /* above every other interrupt */
+    NVIC_ISER0 = 1u << FW_IRQ_TIMER0;
+    TIMER_CTRL(TIMER0_BASE) = TIMER_CTRL_ENABLE | TIMER_CTRL_IRQ_ENABLE;
+}
+
+void fw_timer0_handler(void)
+{
+    TIMER_INTSTATUS(TIMER0_BASE) = 1u;
+    counter_wraps++;
+}
+
+/* Ticks since fw_counter_init(): the wrap count, then the elapsed part of
+ * the down-counter.  A wrap that happened but whose interrupt has not run
+ * yet (a handler of the same priority, masked interrupts) shows as the
+ * pending flag with a counter just below its reload. */
+uint64_t flightrec_port_counter(void)
+{
+    uint32_t wraps, value, pending;
+    do { /* again if the wrap interrupt ran in between */
+        wraps = counter_wraps;
+        value = TIMER_VALUE(TIMER0_BASE);
+        pending = TIMER_INTSTATUS(TIMER0_BASE) & 1u;
+    } while (wraps != counter_wraps);
+    uint32_t elapsed = ~value;
+    if (pending && elapsed < 0x80000000u)
+        wraps++;
+    return ((uint64_t)wraps << 32) | elapsed;
+}
+
+uint64_t flightrec_port_counter_frequency(void)
+{
+    return FW_CLOCK_HZ;
+}
+
+/*=====   The region   =====*/
+
+static unsigned char region[FW_REGION_BYTES]
+    __attribute__((aligned(FLIGHTREC_REGION_ALIGN)));
+
+void *flightrec__port_region_reserve(size_t *size)
+{
+    if (*size > sizeof(region))
+        *size = sizeof(region);
+    return region;
+}
+
+void flightrec__port_region_discard(void *at, size_t size)
+{
+    memset(at, 0, size);
+}
+
+void flightrec__port_region_prefault(void *at, size_t size)
+{
+    (void)at;
+    (void)size;
+}
+
+/* Parts of the region are placed in units of a cache line: no file backs
+ * them. */
+size_t flightrec__port_page_size(void)
+{
+    return FLIGHTREC_REGION_ALIGN;
+}
+
+/* No session files: the region is this firmware's memory, read out over
+ * the UART (or by a debugger). */
+int flightrec__port_region_share(void *base, size_t size,
+                                 struct flightrec_region_process *process,
+                                 char *message, size_t message_size)
+{
+    (void)base;
+    (void)size;
+    (void)message_size;
+    memset(process, 0, sizeof(*process));
+    memcpy(process->program, "firmware", 9);
+    message[0] = '\0'; /* nothing to say: private memory is the design */
+    return -1;
+}
+
+int flightrec__port_region_grow(void *base, size_t from, size_t to)
+{
+    (void)base;
+    (void)from;
+    (void)to;
+    return 0;
+}
+
+int flightrec__port_region_is_shared(void)
+{
+    return 0;
+}
+
+/* Never called: a firmware does not fork. */
+void *flightrec__port_region_snapshot_begin(size_t size)
+{
+    (void)size;
+    return NULL;
+}
+
+void flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                             size_t size)
+{
+    (void)base;
+    (void)snapshot;
+    (void)size;
+}
+
+void flightrec__port_region_snapshot_drop(void *snapshot, size_t size)
+{
+    (void)snapshot;
+    (void)size;
+}
+
+size_t fw_region_bytes_used(void)
+{
+    const struct flightrec_region_header *h = (const void *)region;
+    return (size_t)atomic_load_explicit(&h->used, memory_order_relaxed);
+}
+
+/*=====   Identity   =====*/
+
+int32_t flightrec__port_thread_id(void)
+{
+    return FW_CPU_ID;
+}
+
+int32_t flightrec__port_process_id(void)
+{
+    return 0;
+}
+
+int flightrec__port_self_name(char name[16])
+{
+    memcpy(name, "cpu0", 5);
+    return 0;
+}
+
+int flightrec__port_thread_name(int32_t tid, char name[16])
+{
+    (void)tid;
+    return flightrec__port_self_name(name);
+}
+
+/* The CPU never exits and never forks. */
+int flightrec__port_on_thread_exit(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+void flightrec__port_thread_exit_init(void (*fn)(void *arg))
+{
+    (void)fn;
+}
+
+void flightrec__port_at_fork(void (*prepare)(void), void (*parent)(void),
+                             void (*child)(void))
+{
+    (void)prepare;
+    (void)parent;
+    (void)child;
+}
+
+void flightrec__port_yield(void)
+{
+}
+
+const char *flightrec__port_getenv(const char *name)
+{
+    (void)name;
+    return NULL;
+}
+
+/* No wall clock: uptime 0 is at the epoch. */
+uint64_t flightrec__port_monotonic_ns(void)
+{
+    return 0;
+}
+
+uint64_t flightrec__port_realtime_ns(void)
+{
+    return 0;
+}
+
+void flightrec__port_sleep_ns(uint64_t ns)
+{
+    (void)ns;
+}
+
+/*=====   UART   =====*/
+
+void fw_uart_init(void)
+{
+    UART_BAUDDIV = 16;
+    UART_CTRL = UART_CTRL_TX_ENABLE;
+}
+
+void fw_uart_put(const char *text, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        while (UART_STATE & UART_STATE_TX_FULL)
+            ;
+        UART_DATA = (unsigned char)text[i];
+    }
+}
+
+void fw_uart_puts(const char *text)
+{
+    fw_uart_put(text, strlen(text));
+}
+
+void flightrec__port_message(const char *text, size_t length)
+{
+    fw_uart_put(text, length);
+}
+
+/*=====   Streams as base64 blocks   =====*/
+
+#define BASE64_LINE 76u     /* characters of a full line */
+
+static const char base64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static struct {
+    unsigned char pending[3];
+    unsigned pending_len;
+    unsigned column;
+} block;
+
+static void base64_emit(const unsigned char in[3], unsigned n)
+{
+    char out[4];
+    uint32_t bits = (uint32_t)in[0] << 16 | (uint32_t)in[1] << 8 | in[2];
+    for (unsigned i = 0; i < 4; i++)
+        out[i] = i <= n ? base64_alphabet[(bits >> (18 - 6 * i)) & 63u] : '=';
+    fw_uart_put(out, 4);
+    block.column += 4;
+    if (block.column >= BASE64_LINE) {
+        fw_uart_put("\n", 1);
+        block.column = 0;
+    }
+}
+
+static void block_bytes(const unsigned char *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        block.pending[block.pending_len++] = bytes[i];
+        if (block.pending_len == 3) {
+            base64_emit(block.pending, 3);
+            block.pending_len = 0;
+        }
+    }
+}
+
+/* The stream writer's file descriptor: FW_STREAM_FD is the open block. */
+ssize_t write(int fd, const void *bytes, size_t n)
+{
+    if (fd != FW_STREAM_FD)
+        return -1;
+    block_bytes(bytes, n);
+    return (ssize_t)n;
+}
+
+static void block_begin(void)
+{
+    block.pending_len = 0;
+    block.column = 0;
+    fw_uart_puts(FW_BLOCK_BEGIN "\n");
+}
+
+static void block_end(void)
+{
+    if (block.pending_len != 0) {
+        for (unsigned i = block.pending_len; i < 3; i++)
+            block.pending[i] = 0;
+        base64_emit(block.pending, block.pending_len);
+        block.pending_len = 0;
+    }
+    if (block.column != 0)
+        fw_uart_put("\n", 1);
+    fw_uart_puts(FW_BLOCK_END "\n");
+}
+
+int fw_stream_block(void)
+{
+    block_begin();
+    int rc = flightrec_drain(FW_STREAM_FD);
+    block_end();
+    return rc;
+}
+
+/*=====   Start-up and control without an environment   =====*/
+
+static const struct flightrec_settings fw_settings = {
+    .items = FW_RING_ITEMS,
+    .signal_items = FW_SIGNAL_RING_ITEMS,
+    .mode = FLIGHTREC_MODE_DISCARD,
+    .retained = 0,
+    .prefault = 0,
+};
+
+const struct flightrec_settings *flightrec__settings(void)
+{
+    return &fw_settings;
+}
+
+#define ALL_ONES_8 \
+    0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
+        0xffffffffu, 0xffffffffu, 0xffffffffu
+_Atomic uint32_t flightrec__filter[FLIGHTREC_FILTER_WORDS] = {
+    ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
+};
+uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS] = {
+    ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
+};
+_Atomic int flightrec__running = 1;
+flightrec__mutex_t flightrec__control_lock = FLIGHTREC__MUTEX_INITIALIZER;
+
+/* No filter spec to remember: names change nothing. */
+void flightrec__filter_named_locked(uint32_t event, const char *name)
+{
+    (void)event;
+    (void)name;
+}
+
+static _Atomic int init_state;   /* 0 not begun, 1 under way, 2 done */
+
+int flightrec__try_init(void)
+{
+    int state = 0;
+    if (atomic_load_explicit(&init_state, memory_order_acquire) == 2)
+        return 0;
+    if (!atomic_compare_exchange_strong_explicit(&init_state, &state, 1,
+                                                 memory_order_acquire,
+                                                 memory_order_acquire))
+        return -1; /* an interrupt came during start-up */
+    flightrec__timebase_init();
+    if (flightrec__region_create(&fw_settings) == 0)
+        flightrec__region_publish_control(flightrec__filter_wanted, 1,
+                                          &fw_settings);
+    atomic_store_explicit(&init_state, 2, memory_order_release);
+    return 0;
+}
+
+int flightrec__init_is_mine(void)
+{
+    /* One CPU: whoever finds start-up under way interrupted it. */
+    return atomic_load_explicit(&init_state, memory_order_relaxed) == 1;
+}
+
+void flightrec__ensure_init(void)
+{
+    (void)flightrec__try_init();
+}
+
+/*=====   What the C library would provide   =====*/
+
+static int errno_value;
+
+int *__errno(void)
+{
+    return &errno_value;
+}
+
+void *memcpy(void *to, const void *from, size_t n)
+{
+    unsigned char *d = to;
+    const unsigned char *s = from;
+    while (n--)
+        *d++ = *s++;
+    return to;
+}
+
+void *memset(void *at, int value, size_t n)
+{
+    unsigned char *d = at;
+    while (n--)
+        *d++ = (unsigned char)value;
+    return at;
+}
+
+void *memmove(void *to, const void *from, size_t n)
+{
+    unsigned char *d = to;
+    const unsigned char *s = from;
+    if (d < s) {
+        while (n--)
+            *d++ = *s++;
+    } else {
+        while (n--)
+            d[n] = s[n];
+    }
+    return to;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    for (; n; n--, x++, y++)
+        if (*x != *y)
+            return *x < *y ? -1 : 1;
+    return 0;
+}
+
+size_t strlen(const char *text)
+{
+    size_t n = 0;
+    while (text[n] != '\0')
+        n++;
+    return n;
+}
+
+size_t strnlen(const char *text, size_t max)
+{
+    size_t n = 0;
+    while (n < max && text[n] != '\0')
+        n++;
+    return n;
+}
+
+/* 64-bit atomics: ARMv7-M has no 64-bit exclusive access; with one CPU,
+ * masking interrupts makes these atomic.  Only the region's header and
+ * the time base use them, never the hot path. */
+uint64_t __atomic_load_8(const volatile void *at, int order)
+{
+    (void)order;
+    uint32_t saved = irq_save();
+    uint64_t value = *(const volatile uint64_t *)at;
+    irq_restore(saved);
+    return value;
+}
+
+void __atomic_store_8(volatile void *at, uint64_t value, int order)
+{
+    (void)order;
+    uint32_t saved = irq_save();
+    *(volatile uint64_t *)at = value;
+    irq_restore(saved);
+}
+
+uint64_t __atomic_fetch_add_8(volatile void *at, uint64_t value, int order)
+{
+    (void)order;
+    uint32_t saved = irq_save();
+    uint64_t old = *(volatile uint64_t *)at;
+    *(volatile uint64_t *)at = old + value;
+    irq_restore(saved);
+    return old;
+}
+
+uint64_t __atomic_exchange_8(volatile void *at, uint64_t value, int order)
+{
+    (void)order;
+    uint32_t saved = irq_save();
+    uint64_t old = *(volatile uint64_t *)at;
+    *(volatile uint64_t *)at = value;
+    irq_restore(saved);
+    return old;
+}

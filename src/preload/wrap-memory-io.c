@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief Wrappers of the memory and io groups (events: docs/record.md).
+ *
+ * An entry event carries the call's main argument, ARG_n items with the
+ * same time carry argument n; the exit event carries the result, followed
+ * by ERRNO when the call failed.
+ *
+ * dlsym() may allocate before the real allocator is known: those requests
+ * are served from a static arena, whose blocks free() and realloc()
+ * recognise and never hand to the real allocator.
+ */
+/* _GNU_SOURCE comes from the build; the wrappers define the plain names,
+ * not the 64-bit-offset ones the headers would rename them to. */
+#undef _FILE_OFFSET_BITS
+
+#include "preload.h"
+
+#include <poll.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+/* On 64-bit hosts the *64 functions are the same; 32-bit hosts would need
+ * wrappers of their own (not done). */
+#define OFF_T_IS_64 (__SIZEOF_LONG__ == 8)
+
+/*=====   Memory   =====*/
+
+static void *(*real_malloc)(size_t);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void (*real_free)(void *);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+
+#define ARENA_SIZE (64u * 1024u)
+static _Alignas(16) unsigned char arena[ARENA_SIZE];
+static _Atomic size_t arena_used;
+static _Atomic int allocator_resolving;
+
+static int in_arena(const void *p)
+{
+    return (const unsigned char *)p >= arena &&
+           (const unsigned char *)p < arena + ARENA_SIZE;
+}
+
+/* A block: its size in the 16 bytes before it. */
+static void *arena_alloc(size_t size)
+{
+    size_t need = 16 + ((size + 15) & ~(size_t)15);
+    size_t at = atomic_fetch_add(&arena_used, need);
+    if (at + need > ARENA_SIZE)
+        return NULL;
+    memcpy(arena + at, &size, sizeof size);
+    return arena + at + 16;
+}
+
+static size_t arena_size(const void *p)
+{
+    size_t size;
+    memcpy(&size, (const unsigned char *)p - 16, sizeof size);
+    return size;
+}
+
+/* Resolves the four together; allocations dlsym makes meanwhile come from
+ * the arena.  Returns 0 while resolving is under way. */
+static int allocator_ready(void)
+{
+    if (real_free != NULL)
+        return 1;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&allocator_resolving, &expected, 1))
+        return 0;
+    void *m = preload_resolve("malloc");
+    void *c = preload_resolve("calloc");
+    void *r = preload_resolve("realloc");
+    void *f = preload_resolve("free");
+    real_malloc = (void *(*)(size_t))m;
+    real_calloc = (void *(*)(size_t, size_t))c;
+    real_realloc = (void *(*)(void *, size_t))r;
+    real_free = (void (*)(void *))f;
+    return 1;
+}
+
+void *malloc(size_t size)
+{
+    if (FLIGHTREC_UNLIKELY(!allocator_ready()))
+        return arena_alloc(size);
+    if (!preload_on(GROUP_MEMORY))
+        return real_malloc(size);
+    rec1(FLIGHTREC_EV_MALLOC_ENTRY, size);
+    void *p = real_malloc(size);
+    rec1(FLIGHTREC_EV_MALLOC_EXIT, (uintptr_t)p);
+    return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (FLIGHTREC_UNLIKELY(!allocator_ready())) {
+        if (size != 0 && n > SIZE_MAX / size)
+            return NULL;
+        return arena_alloc(n * size); /* static memory is zero */
+    }
+    if (!preload_on(GROUP_MEMORY))
+        return real_calloc(n, size);
+    rec2(FLIGHTREC_EV_CALLOC_ENTRY, n, FLIGHTREC_EV_ARG_1, size);
+    void *p = real_calloc(n, size);
+    rec1(FLIGHTREC_EV_CALLOC_EXIT, (uintptr_t)p);
+    return p;
+}
+
+void *realloc(void *old, size_t size)
+{
+    if (FLIGHTREC_UNLIKELY(old != NULL && in_arena(old))) {
+        void *p = malloc(size);
+        if (p != NULL) {
+            size_t keep = arena_size(old);
+            memcpy(p, old, keep < size ? keep : size);
+        }
+        return p;
+    }
+    if (FLIGHTREC_UNLIKELY(!allocator_ready()))
+        return arena_alloc(size);
+    if (!preload_on(GROUP_MEMORY))
+        return real_realloc(old, size);
+    rec2(FLIGHTREC_EV_REALLOC_ENTRY, (uintptr_t)old, FLIGHTREC_EV_ARG_1, size);
+    void *p = real_realloc(old, size);
+    rec1(FLIGHTREC_EV_REALLOC_EXIT, (uintptr_t)p);
+    return p;
+}
+
+void free(void *p)
+{
+    if (FLIGHTREC_UNLIKELY(p != NULL && in_arena(p)))
+        return;
+    if (FLIGHTREC_UNLIKELY(!allocator_ready()))
+        return; /* nothing but the arena exists yet */
+    if (!preload_on(GROUP_MEMORY)) {
+        real_free(p);
+        return;
+    }
+    rec1(FLIGHTREC_EV_FREE_ENTRY, (uintptr_t)p);
+    real_free(p);
+    rec1(FLIGHTREC_EV_FREE_EXIT, 0);
+}
+
+int posix_memalign(void **out, size_t alignment, size_t size)
+{
+    if (!preload_on(GROUP_MEMORY))
+        return REAL(posix_memalign)(out, alignment, size);
+    rec2(FLIGHTREC_EV_POSIX_MEMALIGN_ENTRY, alignment, FLIGHTREC_EV_ARG_2, size);
+    int r = REAL(posix_memalign)(out, alignment, size);
+    rec2(FLIGHTREC_EV_POSIX_MEMALIGN_EXIT, r == 0 ? (uintptr_t)*out : 0,
+         FLIGHTREC_EV_RETURN_0, (uintptr_t)r);
+    return r;
+}
+
+void *aligned_alloc(size_t alignment, size_t size)
+{
+    if (!preload_on(GROUP_MEMORY))
+        return REAL(aligned_alloc)(alignment, size);
+    rec2(FLIGHTREC_EV_ALIGNED_ALLOC_ENTRY, alignment, FLIGHTREC_EV_ARG_1, size);
+    void *p = REAL(aligned_alloc)(alignment, size);
+    rec1(FLIGHTREC_EV_ALIGNED_ALLOC_EXIT, (uintptr_t)p);
+    return p;
+}
+
+void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t off)
+{
+    if (!preload_on(GROUP_MEMORY))
+        return REAL(mmap)(addr, length, prot, flags, fd, off);
+    rec2(FLIGHTREC_EV_MMAP_ENTRY, length, FLIGHTREC_EV_ARG_4, (uintptr_t)fd);
+    void *p = REAL(mmap)(addr, length, prot, flags, fd, off);
+    rec_result(FLIGHTREC_EV_MMAP_EXIT, (long)(intptr_t)p);
+    return p;
+}
+
+#if OFF_T_IS_64
+void *mmap64(void *addr, size_t length, int prot, int flags, int fd, off_t off)
+    __attribute__((alias("mmap")));
+#endif
+
+/* No munmap ids in RTEMS v10: PAGE_FREE (address) with ARG_1 (length). */
+int munmap(void *addr, size_t length)
+{
+    if (!preload_on(GROUP_MEMORY))
+        return REAL(munmap)(addr, length);
+    rec2(FLIGHTREC_EV_PAGE_FREE, (uintptr_t)addr, FLIGHTREC_EV_ARG_1, length);
+    return REAL(munmap)(addr, length);
+}
+
+/*=====   I/O   =====*/
+
+static int (*real_open)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static int (*real_socket)(int, int, int);
+static int (*real_accept)(int, struct sockaddr *, socklen_t *);
+static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
+static int (*real_connect)(int, const struct sockaddr *, socklen_t);
+static ssize_t (*real_send)(int, const void *, size_t, int);
+static ssize_t (*real_sendto)(int, const void *, size_t, int,
+                              const struct sockaddr *, socklen_t);
+static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *,
+                                socklen_t *);
+static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+
+static size_t iov_bytes(const struct iovec *iov, int count)
+{
+    size_t total = 0;
+    for (int i = 0; i < count; i++)
+        total += iov[i].iov_len;
+    return total;
+}
+
+/* open(path, flags, mode): OPEN_ENTRY (flags), ARG_2 (mode). */
+static int open_mode(int flags, va_list ap)
+{
+    if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE)
+        return va_arg(ap, int);
+    return 0;
+}
+
+int open(const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    int mode = open_mode(flags, ap);
+    va_end(ap);
+    if (!preload_on(GROUP_IO))
+        return REAL(open)(path, flags, mode);
+    rec2(FLIGHTREC_EV_OPEN_ENTRY, (uintptr_t)flags, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)mode);
+    int r = REAL(open)(path, flags, mode);
+    rec_result(FLIGHTREC_EV_OPEN_EXIT, r);
+    return r;
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    int mode = open_mode(flags, ap);
+    va_end(ap);
+    if (!preload_on(GROUP_IO))
+        return REAL(openat)(dirfd, path, flags, mode);
+    rec2(FLIGHTREC_EV_OPEN_ENTRY, (uintptr_t)flags, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)mode);
+    int r = REAL(openat)(dirfd, path, flags, mode);
+    rec_result(FLIGHTREC_EV_OPEN_EXIT, r);
+    return r;
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+    __attribute__((alias("openat")));
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(read)(fd, buf, n);
+    rec2(FLIGHTREC_EV_READ_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(read)(fd, buf, n);
+    rec_result(FLIGHTREC_EV_READ_EXIT, r);
+    return r;
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(write)(fd, buf, n);
+    rec2(FLIGHTREC_EV_WRITE_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(write)(fd, buf, n);
+    rec_result(FLIGHTREC_EV_WRITE_EXIT, r);
+    return r;
+}
+
+/* No pread/pwrite ids: READ/WRITE with the offset as ARG_3. */
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(pread)(fd, buf, n, off);
+    rec3(FLIGHTREC_EV_READ_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n,
+         FLIGHTREC_EV_ARG_3, (uintptr_t)off);
+    ssize_t r = REAL(pread)(fd, buf, n, off);
+    rec_result(FLIGHTREC_EV_READ_EXIT, r);
+    return r;
+}
+
+#if OFF_T_IS_64
+ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+    __attribute__((alias("pread")));
+#endif
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(pwrite)(fd, buf, n, off);
+    rec3(FLIGHTREC_EV_WRITE_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n,
+         FLIGHTREC_EV_ARG_3, (uintptr_t)off);
+    ssize_t r = REAL(pwrite)(fd, buf, n, off);
+    rec_result(FLIGHTREC_EV_WRITE_EXIT, r);
+    return r;
+}
+
+#if OFF_T_IS_64
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+    __attribute__((alias("pwrite")));
+#endif
+
+ssize_t readv(int fd, const struct iovec *iov, int count)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(readv)(fd, iov, count);
+    rec2(FLIGHTREC_EV_READV_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2,
+         iov_bytes(iov, count));
+    ssize_t r = REAL(readv)(fd, iov, count);
+    rec_result(FLIGHTREC_EV_READV_EXIT, r);
+    return r;
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int count)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(writev)(fd, iov, count);
+    rec2(FLIGHTREC_EV_WRITEV_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2,
+         iov_bytes(iov, count));
+    ssize_t r = REAL(writev)(fd, iov, count);
+    rec_result(FLIGHTREC_EV_WRITEV_EXIT, r);
+    return r;
+}
+
+int socket(int domain, int type, int protocol)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(socket)(domain, type, protocol);
+    rec3(FLIGHTREC_EV_SOCKET_ENTRY, (uintptr_t)domain, FLIGHTREC_EV_ARG_1,
+         (uintptr_t)type, FLIGHTREC_EV_ARG_2, (uintptr_t)protocol);
+    int r = REAL(socket)(domain, type, protocol);
+    rec_result(FLIGHTREC_EV_SOCKET_EXIT, r);
+    return r;
+}
+
+int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(accept)(fd, addr, len);
+    rec1(FLIGHTREC_EV_ACCEPT_ENTRY, (uintptr_t)fd);
+    int r = REAL(accept)(fd, addr, len);
+    rec_result(FLIGHTREC_EV_ACCEPT_EXIT, r);
+    return r;
+}
+
+int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(accept4)(fd, addr, len, flags);
+    rec1(FLIGHTREC_EV_ACCEPT_ENTRY, (uintptr_t)fd);
+    int r = REAL(accept4)(fd, addr, len, flags);
+    rec_result(FLIGHTREC_EV_ACCEPT_EXIT, r);
+    return r;
+}
+
+int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(connect)(fd, addr, len);
+    rec1(FLIGHTREC_EV_CONNECT_ENTRY, (uintptr_t)fd);
+    int r = REAL(connect)(fd, addr, len);
+    rec_result(FLIGHTREC_EV_CONNECT_EXIT, r);
+    return r;
+}
+
+ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(send)(fd, buf, n, flags);
+    rec2(FLIGHTREC_EV_SEND_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(send)(fd, buf, n, flags);
+    rec_result(FLIGHTREC_EV_SEND_EXIT, r);
+    return r;
+}
+
+ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+               const struct sockaddr *addr, socklen_t len)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(sendto)(fd, buf, n, flags, addr, len);
+    rec2(FLIGHTREC_EV_SENDTO_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(sendto)(fd, buf, n, flags, addr, len);
+    rec_result(FLIGHTREC_EV_SENDTO_EXIT, r);
+    return r;
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(sendmsg)(fd, msg, flags);
+    rec2(FLIGHTREC_EV_SENDMSG_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2,
+         iov_bytes(msg->msg_iov, (int)msg->msg_iovlen));
+    ssize_t r = REAL(sendmsg)(fd, msg, flags);
+    rec_result(FLIGHTREC_EV_SENDMSG_EXIT, r);
+    return r;
+}
+
+ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(recv)(fd, buf, n, flags);
+    rec2(FLIGHTREC_EV_RECV_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(recv)(fd, buf, n, flags);
+    rec_result(FLIGHTREC_EV_RECV_EXIT, r);
+    return r;
+}
+
+ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+                 struct sockaddr *addr, socklen_t *len)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(recvfrom)(fd, buf, n, flags, addr, len);
+    rec2(FLIGHTREC_EV_RECVFROM_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(recvfrom)(fd, buf, n, flags, addr, len);
+    rec_result(FLIGHTREC_EV_RECVFROM_EXIT, r);
+    return r;
+}
+
+ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(recvmsg)(fd, msg, flags);
+    rec2(FLIGHTREC_EV_RECVMSG_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2,
+         iov_bytes(msg->msg_iov, (int)msg->msg_iovlen));
+    ssize_t r = REAL(recvmsg)(fd, msg, flags);
+    rec_result(FLIGHTREC_EV_RECVMSG_EXIT, r);
+    return r;
+}
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(poll)(fds, n, timeout);
+    rec2(FLIGHTREC_EV_POLL_ENTRY, (uintptr_t)n, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)timeout);
+    int r = REAL(poll)(fds, n, timeout);
+    rec_result(FLIGHTREC_EV_POLL_EXIT, r);
+    return r;
+}
+
+int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(select)(n, rd, wr, ex, timeout);
+    rec1(FLIGHTREC_EV_SELECT_ENTRY, (uintptr_t)n);
+    int r = REAL(select)(n, rd, wr, ex, timeout);
+    rec_result(FLIGHTREC_EV_SELECT_EXIT, r);
+    return r;
+}
+
+/* No epoll ids in RTEMS v10: BSD's equivalent, KEVENT (epoll fd), with
+ * ARG_2 (maxevents). */
+int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(epoll_wait)(epfd, events, max, timeout);
+    rec2(FLIGHTREC_EV_KEVENT_ENTRY, (uintptr_t)epfd, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)max);
+    int r = REAL(epoll_wait)(epfd, events, max, timeout);
+    rec_result(FLIGHTREC_EV_KEVENT_EXIT, r);
+    return r;
+}

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * @file
+ * @brief Wrappers of the threads and locks groups (events: docs/record.md).
+ *
+ * Locks: MUTEX_LOCK_ENTRY (lock address) is every attempt; what was
+ * acquired says the kind: MUTEX_LOCK_EXIT an exclusive hold (mutex, write
+ * lock), THREAD_RESOURCE_OBTAIN a shared hold (read lock),
+ * RTEMS_SEMAPHORE_OBTAIN a semaphore; MUTEX_TRYLOCK_FAIL an attempt that
+ * failed.  Releases are recorded before the real release, so that another
+ * thread's acquisition never appears to come first.
+ */
+/* _GNU_SOURCE comes from the build; the wrappers define the plain names,
+ * not the 64-bit-offset ones the headers would rename them to. */
+#undef _FILE_OFFSET_BITS
+
+#include "preload.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
+                                  void *(*)(void *), void *);
+static void (*real_pthread_exit)(void *) __attribute__((noreturn));
+static int (*real_pthread_setname_np)(pthread_t, const char *);
+static int (*real_pthread_mutex_lock)(pthread_mutex_t *);
+static int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
+static int (*real_pthread_mutex_unlock)(pthread_mutex_t *);
+static int (*real_pthread_mutex_timedlock)(pthread_mutex_t *,
+                                           const struct timespec *);
+static int (*real_pthread_spin_lock)(pthread_spinlock_t *);
+static int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
+static int (*real_pthread_spin_unlock)(pthread_spinlock_t *);
+static int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_trywrlock)(pthread_rwlock_t *);
+static int (*real_pthread_rwlock_unlock)(pthread_rwlock_t *);
+static int (*real_pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+static int (*real_pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
+                                          const struct timespec *);
+static int (*real_pthread_cond_signal)(pthread_cond_t *);
+static int (*real_pthread_cond_broadcast)(pthread_cond_t *);
+static int (*real_sem_wait)(sem_t *);
+static int (*real_sem_trywait)(sem_t *);
+static int (*real_sem_timedwait)(sem_t *, const struct timespec *);
+static int (*real_sem_post)(sem_t *);
+
+/*=====   Thread ids by pthread_t, for names given to other threads   =====*/
+
+#define TID_SLOTS 1024u
+static struct { _Atomic uintptr_t thread; _Atomic int tid; } tid_table[TID_SLOTS];
+
+static size_t tid_slot(uintptr_t thread)
+{
+    return (size_t)((thread * 0x9e3779b97f4a7c15ull) >> 54) & (TID_SLOTS - 1);
+}
+
+static void tid_remember(uintptr_t thread, int tid)
+{
+    size_t s = tid_slot(thread);
+    for (size_t i = 0; i < TID_SLOTS; i++, s = (s + 1) & (TID_SLOTS - 1)) {
+        uintptr_t cur = atomic_load(&tid_table[s].thread);
+        if (cur == thread ||
+            (cur == 0 && atomic_compare_exchange_strong(&tid_table[s].thread,
+                                                        &cur, thread)) ||
+            cur == thread) {
+            atomic_store(&tid_table[s].tid, tid);
+            return;
+        }
+    }
+}
+
+static int tid_lookup(uintptr_t thread)
+{
+    size_t s = tid_slot(thread);
+    for (size_t i = 0; i < TID_SLOTS; i++, s = (s + 1) & (TID_SLOTS - 1)) {
+        uintptr_t cur = atomic_load(&tid_table[s].thread);
+        if (cur == thread)
+            return atomic_load(&tid_table[s].tid);
+        if (cur == 0)
+            return 0;
+    }
+    return 0;
+}
+
+/*=====   Threads   =====*/
+
+/* On the creator's stack until the new thread has taken its copy and
+ * posted `started`. */
+struct thread_start {
+    void *(*fn)(void *);
+    void *arg;
+    int creator;
+    int tid;
+    sem_t started;
+};
+
+static _Thread_local int exit_recorded __attribute__((tls_model("initial-exec")));
+
+static void record_thread_exit(void)
+{
+    if (!exit_recorded && preload_on(GROUP_THREADS)) {
+        exit_recorded = 1;
+        rec1(FLIGHTREC_EV_THREAD_EXIT, (uintptr_t)preload_tid());
+    }
+}
+
+static void *thread_main(void *p)
+{
+    struct thread_start *start = p;
+    void *(*fn)(void *) = start->fn;
+    void *arg = start->arg;
+    int creator = start->creator;
+    int me = preload_tid();
+    tid_remember((uintptr_t)pthread_self(), me);
+    start->tid = me;
+    REAL(sem_post)(&start->started); /* start is gone after this */
+    rec1(FLIGHTREC_EV_THREAD_START, (uintptr_t)creator);
+    void *result = fn(arg);
+    record_thread_exit();
+    return result;
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                   void *(*fn)(void *), void *arg)
+{
+    if (!preload_on(GROUP_THREADS))
+        return REAL(pthread_create)(thread, attr, fn, arg);
+    struct thread_start start = {
+        .fn = fn, .arg = arg, .creator = preload_tid(), .tid = 0
+    };
+    sem_init(&start.started, 0, 0);
+    int r = REAL(pthread_create)(thread, attr, thread_main, &start);
+    if (r == 0) {
+        /* Wait for the thread's id: THREAD_CREATE names the new thread. */
+        while (REAL(sem_wait)(&start.started) != 0 && errno == EINTR)
+            ;
+        rec1(FLIGHTREC_EV_THREAD_CREATE, (uintptr_t)start.tid);
+    }
+    sem_destroy(&start.started);
+    return r;
+}
+
+void pthread_exit(void *result)
+{
+    record_thread_exit();
+    REAL(pthread_exit)(result);
+}
+
+int pthread_setname_np(pthread_t thread, const char *name)
+{
+    int r = REAL(pthread_setname_np)(thread, name);
+    if (r == 0 && preload_on(GROUP_THREADS)) {
+        int tid = pthread_equal(thread, pthread_self())
+                      ? preload_tid() : tid_lookup((uintptr_t)thread);
+        rec1(FLIGHTREC_EV_THREAD_SET_NAME, (uintptr_t)tid);
+    }
+    return r;
+}
+
+/*=====   Mutexes   =====*/
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_mutex_lock)(m);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)m);
+    int r = REAL(pthread_mutex_lock)(m);
+    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
+         (uintptr_t)m);
+    return r;
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_mutex_trylock)(m);
+    int r = REAL(pthread_mutex_trylock)(m);
+    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
+         (uintptr_t)m);
+    return r;
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_MUTEX_UNLOCK, (uintptr_t)m);
+    return REAL(pthread_mutex_unlock)(m);
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_mutex_timedlock)(m, abstime);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)m);
+    int r = REAL(pthread_mutex_timedlock)(m, abstime);
+    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
+         (uintptr_t)m);
+    return r;
+}
+
+/*=====   Spinlocks: RTEMS's ISR locks are its spinlocks   =====*/
+
+int pthread_spin_lock(pthread_spinlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_spin_lock)(l);
+    rec1(FLIGHTREC_EV_ISR_LOCK_ACQUIRE_ENTRY, (uintptr_t)l);
+    int r = REAL(pthread_spin_lock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_ISR_LOCK_ACQUIRE_EXIT
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
+    return r;
+}
+
+int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_spin_trylock)(l);
+    int r = REAL(pthread_spin_trylock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_ISR_LOCK_ACQUIRE_EXIT
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
+    return r;
+}
+
+int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_ISR_LOCK_RELEASE, (uintptr_t)l);
+    return REAL(pthread_spin_unlock)(l);
+}
+
+/*=====   Read-write locks   =====*/
+
+int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_rwlock_rdlock)(l);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)l);
+    int r = REAL(pthread_rwlock_rdlock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_THREAD_RESOURCE_OBTAIN
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
+    return r;
+}
+
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_rwlock_tryrdlock)(l);
+    int r = REAL(pthread_rwlock_tryrdlock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_THREAD_RESOURCE_OBTAIN
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
+    return r;
+}
+
+int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_rwlock_wrlock)(l);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)l);
+    int r = REAL(pthread_rwlock_wrlock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
+         (uintptr_t)l);
+    return r;
+}
+
+int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_rwlock_trywrlock)(l);
+    int r = REAL(pthread_rwlock_trywrlock)(l);
+    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
+         (uintptr_t)l);
+    return r;
+}
+
+int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    if (preload_on(GROUP_LOCKS)) {
+        /* glibc keeps the writer's thread id in the lock: a write hold
+         * ends as a mutex's, a read hold as a shared resource's. */
+        int writer = l->__data.__cur_writer == preload_tid();
+        rec1(writer ? FLIGHTREC_EV_MUTEX_UNLOCK
+                    : FLIGHTREC_EV_THREAD_RESOURCE_RELEASE, (uintptr_t)l);
+    }
+    return REAL(pthread_rwlock_unlock)(l);
+}
+
+/*=====   Condition variables   =====*/
+
+/* A wait releases the mutex and blocks on the condition (one record), then
+ * leaves the condition holding the mutex again (one record). */
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_cond_wait)(c, m);
+    rec2(FLIGHTREC_EV_MUTEX_UNLOCK, (uintptr_t)m,
+         FLIGHTREC_EV_THREAD_QUEUE_ENQUEUE, (uintptr_t)c);
+    int r = REAL(pthread_cond_wait)(c, m);
+    rec2(FLIGHTREC_EV_THREAD_QUEUE_EXTRACT, (uintptr_t)c,
+         FLIGHTREC_EV_MUTEX_LOCK_EXIT, (uintptr_t)m);
+    return r;
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                           const struct timespec *abstime)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_cond_timedwait)(c, m, abstime);
+    rec2(FLIGHTREC_EV_MUTEX_UNLOCK, (uintptr_t)m,
+         FLIGHTREC_EV_THREAD_QUEUE_ENQUEUE, (uintptr_t)c);
+    int r = REAL(pthread_cond_timedwait)(c, m, abstime);
+    rec2(FLIGHTREC_EV_THREAD_QUEUE_EXTRACT, (uintptr_t)c,
+         FLIGHTREC_EV_MUTEX_LOCK_EXIT, (uintptr_t)m);
+    return r;
+}
+
+int pthread_cond_signal(pthread_cond_t *c)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_THREAD_QUEUE_SURRENDER, (uintptr_t)c);
+    return REAL(pthread_cond_signal)(c);
+}
+
+int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_THREAD_QUEUE_SURRENDER_STICKY, (uintptr_t)c);
+    return REAL(pthread_cond_broadcast)(c);
+}
+
+/*=====   Semaphores   =====*/
+
+int sem_wait(sem_t *s)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(sem_wait)(s);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)s);
+    int r = REAL(sem_wait)(s);
+    rec1(r == 0 ? FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)s);
+    return r;
+}
+
+int sem_trywait(sem_t *s)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(sem_trywait)(s);
+    int r = REAL(sem_trywait)(s);
+    rec1(r == 0 ? FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)s);
+    return r;
+}
+
+int sem_timedwait(sem_t *s, const struct timespec *abstime)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(sem_timedwait)(s, abstime);
+    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)s);
+    int r = REAL(sem_timedwait)(s, abstime);
+    rec1(r == 0 ? FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN
+                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)s);
+    return r;
+}
+
+int sem_post(sem_t *s)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_RTEMS_SEMAPHORE_RELEASE, (uintptr_t)s);
+    return REAL(sem_post)(s);
+}

@@ -55,13 +55,13 @@ TEST(ctf)
     char *out = run_cmd(cmd, &st);
     CHECK_EQ_I(st, 0);
     CHECK_EQ_I(count_lines(out, "[00000000000000001500] flightrec:(777) "
-               "USER_1: { cpu_id = 0 }, { vtid = 101, procname = \"worker\" "
+               "USER_1: { cpu_id = 0, vtid = 101, procname = \"worker\" "
                "}, { data = 0x7 }"), 1);
     CHECK_EQ_I(count_lines(out, "[00000000000000002100] flightrec:(777) "
-               "lttng_ust_libc:malloc: { cpu_id = 0 }, { vtid = 101, "
+               "lttng_ust_libc:malloc: { cpu_id = 0, vtid = 101, "
                "procname = \"worker\" }, { size = 64, ptr = 0x5000 }"), 1);
     CHECK_EQ_I(count_lines(out, "[00000000000000001300] flightrec:(777) "
-               "USER_2: { cpu_id = 1 }, { vtid = 102, procname = \"logger\" "
+               "USER_2: { cpu_id = 1, vtid = 102, procname = \"logger\" "
                "}, { data = 0x9 }"), 1);
     CHECK_EQ_I(count_lines(out, "Tracer discarded 3 events"), 1);
     CHECK_EQ_I(count_lines(out, "] flightrec:(777) "), 3);

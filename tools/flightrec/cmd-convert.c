@@ -40,6 +40,33 @@ static const char usage[] =
     "   -o, --output OUT  output file or directory ('-': stdout, not ctf)\n"
     "   -h, --help        print this help and exit\n";
 
+/* Whether writing @a output would overwrite the input: the same file
+ * (also through a link), or for CTF, the directory holding it, which is
+ * replaced whole. */
+static int output_is_input(const struct cli_input *in, const char *output,
+                           int format)
+{
+    struct stat in_st, out_st;
+    if (strcmp(output, "-") == 0 || fstat(in->fd, &in_st) != 0 ||
+        stat(output, &out_st) != 0)
+        return 0;
+    if (in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+        return 1;
+    if (format != FR_FORMAT_CTF || strcmp(in->path, "-") == 0)
+        return 0;
+    /* The input's directory, as the input names it. */
+    char dir[4096];
+    const char *slash = strrchr(in->path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - in->path + 1),
+                 in->path);
+    struct stat dir_st;
+    return stat(dir, &dir_st) == 0 && dir_st.st_dev == out_st.st_dev &&
+           dir_st.st_ino == out_st.st_ino;
+}
+
 /* Progress only pays off for big files read interactively. */
 #define PROGRESS_MIN_BYTES (64ull << 20)
 
@@ -97,19 +124,28 @@ int cmd_convert(int argc, char **argv)
     char err[512];
     struct fr_sink *sink = NULL;
     int rc = CLI_FAIL;
+    if (output_is_input(&in, output, format)) {
+        cli_msg(CLI_ERROR, "output %s would overwrite the input %s", output,
+                in.name);
+        goto out;
+    }
     if (fr_sink_create(&sink, format, output, err, sizeof err) != 0) {
         cli_msg(CLI_ERROR, "%s", err);
         goto out;
     }
     struct fr_convert_stats stats;
     if (fr_convert_fd(in.fd, sink, &progress, &stats, err, sizeof err) != 0) {
-        cli_msg(CLI_ERROR, "%s: %s", in.name, err);
+        cli_msg(CLI_ERROR, "%s: %s (no output written)", in.name, err);
         goto out;
     }
     /* A warning (-q hides it): the output marks the losses itself. */
     if (stats.lost > 0)
         cli_msg(CLI_WARN, "%" PRIu64 " items were lost in the recording "
                 "(marked in the output)", stats.lost);
+    if (stats.untimed > 0)
+        cli_msg(CLI_WARN, "%" PRIu64 " events could not be timed (the "
+                "stream ends before their time was known) and were left "
+                "out", stats.untimed);
     rc = CLI_OK;
 out:
     fr_sink_destroy(sink);

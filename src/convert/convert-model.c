@@ -146,6 +146,7 @@ static int push(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
     s->event = event;
     s->key = key;
     s->data = data;
+    s->begin_ns = c->ns;
     /* Not snprintf: this runs for every slice. */
     size_t n = strnlen(name, sizeof s->name - 1);
     memcpy(s->name, name, n);
@@ -170,8 +171,10 @@ static int pop(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
         *err = m->ops->end(m->w, c, t, &t->stack[j], UINT32_MAX, 0);
     if (*err == 0)
         *err = m->ops->end(m->w, c, t, &t->stack[i], exit_event, exit_data);
-    for (int j = i + 1; j < t->depth && *err == 0; j++)
+    for (int j = i + 1; j < t->depth && *err == 0; j++) {
+        t->stack[j].begin_ns = c->ns;
         *err = m->ops->begin(m->w, c, t, &t->stack[j]);
+    }
     memmove(&t->stack[i], &t->stack[i + 1],
             (size_t)(t->depth - i - 1) * sizeof t->stack[0]);
     t->depth--;

@@ -143,29 +143,24 @@ TEST(json_user)
     const char *file = scratch("user.json");
     user_scenario(FR_FORMAT_JSON, file);
     char *out = check_script("check-json.py", file);
+    /* Complete slices, written when they end; the process is named at
+     * the end (no thread is the main thread here). */
     check_text(out,
-        "M 0 flightrec pid 4242\n"
         "M 101 worker one\n"
-        "B 101 1000 lock wait 0xa0 {}\n"
-        "E 101 1100 - {}\n"
-        "B 101 1100 lock held 0xa0 {}\n"
-        "B 101 1200 read {\"data\": \"0x3\"}\n"
+        "X 101 1000+100 lock wait 0xa0 {}\n"
         "M 102 logger\n"
-        "B 102 1300 malloc {\"data\": \"0x64\"}\n"
-        "E 102 1350 - {\"result\": \"0x5000\"}\n"
+        "X 102 1300+50 malloc {\"data\": \"0x64\", \"result\": \"0x5000\"}\n"
         "C 0 1350 heap {\"bytes_in_use\": 100}\n"
         "M 1000000018 worker one signals\n"
-        "B 1000000018 1400 signal 10 {}\n"
         "i 1000000018 1450 frame_done {\"data\": \"0x2a\"}\n"
-        "E 1000000018 1500 - {}\n"
-        "E 101 1600 - {\"result\": \"0x11\"}\n"
-        "E 101 1700 - {}\n"
-        "B 102 1800 free {\"data\": \"0x5000\"}\n"
+        "X 1000000018 1400+100 signal 10 {}\n"
+        "X 101 1200+400 read {\"data\": \"0x3\", \"result\": \"0x11\"}\n"
+        "X 101 1100+600 lock held 0xa0 {}\n"
         "C 0 1800 heap {\"bytes_in_use\": 0}\n"
-        "E 102 1850 - {\"result\": \"0x0\"}\n"
-        "B 101 1900 0x401000 {}\n"
-        "E 101 2000 - {}\n"
-        "i 102 2100 items lost {\"count\": 4, \"kind\": \"overflow\"}\n");
+        "X 102 1800+50 free {\"data\": \"0x5000\", \"result\": \"0x0\"}\n"
+        "X 101 1900+100 0x401000 {}\n"
+        "i 102 2100 items lost {\"count\": 4, \"kind\": \"overflow\"}\n"
+        "M 0 flightrec pid 4242\n");
     free(out);
 }
 
@@ -174,27 +169,83 @@ TEST(json_kernel)
     const char *file = scratch("kernel.json");
     drv_kernel_scenario(FR_FORMAT_JSON, file, 1);
     char *out = check_script("check-json.py", file);
+    /* UART rx still runs when the trace ends: its slice ends there. */
     check_text(out,
-        "M 0 RTEMS qemu\n"
         "M 1000000016 CPU 0\n"
         "M 1000000017 CPU 0 IRQs\n"
         "M 151060481 IDLE\n"
         "M 167837697 WORK\n"
-        "B 1000000016 1000 WORK {}\n"
         "M 1000000020 CPU 1\n"
         "M 1000000021 CPU 1 IRQs\n"
         "M 151060482 IDLE\n"
         "M 167837698 UART rx\n"
-        "B 1000000020 1100 UART rx {}\n"
-        "B 1000000017 1200 IRQ 11 {}\n"
         "i 167837698 1250 waking {\"cpu\": 0}\n"
-        "E 1000000017 1300 - {}\n"
-        "B 167837697 1400 write {\"data\": \"0x1\"}\n"
-        "E 167837697 1500 - {\"result\": \"0x5\"}\n"
+        "X 1000000017 1200+100 IRQ 11 {}\n"
+        "X 167837697 1400+100 write {\"data\": \"0x1\", \"result\": \"0x5\"}\n"
         "i 167837697 1600 USER_2 {\"data\": \"0xdeadbeef\"}\n"
-        "E 1000000016 1700 - {}\n"
-        "i 1000000020 1800 items lost {\"count\": 2, \"kind\": \"overflow\"}\n");
+        "X 1000000016 1000+700 WORK {}\n"
+        "i 1000000020 1800 items lost {\"count\": 2, \"kind\": \"overflow\"}\n"
+        "X 1000000020 1100+700 UART rx {}\n"
+        "M 0 RTEMS qemu\n");
     free(out);
+}
+
+/* Two threads interleaved, slices three deep, adjacent slices (lock wait
+ * then held at the same nanosecond) three hours into the uptime, where
+ * microseconds in floating point no longer add up exactly, and a lock
+ * released out of order (the model splits the slices to keep them
+ * nested).  Was: the DevTools engine threw on unnamed E events and
+ * speedscope built a staircase of unended slices. */
+TEST(json_viewers)
+{
+    const char *file = scratch("viewers.json");
+    struct drv d;
+    drv_init(&d, FLIGHTREC_STREAM_FLIGHTREC, FR_FORMAT_JSON, file);
+    drv_ring(&d, 0, 4242, "myprog", 0);
+    drv_ring(&d, 1, 4243, "worker", 0);
+    drv_begin(&d);
+    uint64_t t = 3ull * 3600 * 1000000000 + 123;
+    for (uint32_t i = 0; i < 1000; i++) {
+        for (uint32_t ring = 0; ring < 2; ring++) {
+            uint64_t lock = 0xa0 + ring;
+            drv_event(&d, ring, t + 0, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, lock);
+            drv_event(&d, ring, t + 7, FLIGHTREC_EV_MUTEX_LOCK_EXIT, lock);
+            drv_event(&d, ring, t + 9, FLIGHTREC_EV_READ_ENTRY, 3);
+            drv_event(&d, ring, t + 9, FLIGHTREC_EV_MALLOC_ENTRY, 16);
+            drv_event(&d, ring, t + 13, FLIGHTREC_EV_MALLOC_EXIT, 0x5000);
+            drv_event(&d, ring, t + 13, FLIGHTREC_EV_READ_EXIT, 16);
+            drv_event(&d, ring, t + 21, FLIGHTREC_EV_MUTEX_UNLOCK, lock);
+            t += 3;
+        }
+        t += 17;
+    }
+    /* held 0xb0, then 0xb1 inside; 0xb0 is released first */
+    drv_event(&d, 1, t, FLIGHTREC_EV_MUTEX_LOCK_EXIT, 0xb0);
+    drv_event(&d, 1, t + 10, FLIGHTREC_EV_MUTEX_LOCK_EXIT, 0xb1);
+    drv_event(&d, 1, t + 20, FLIGHTREC_EV_MUTEX_UNLOCK, 0xb0);
+    drv_event(&d, 1, t + 30, FLIGHTREC_EV_MUTEX_UNLOCK, 0xb1);
+    drv_end(&d);
+    char cmd[2048];
+    int st;
+    snprintf(cmd, sizeof cmd, "node '%s/check-json-viewers.mjs' '%s' '%s'",
+             SRC_DIR, NPM_MODULES, file);
+    char *out = run_cmd(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("the JSON readers failed (scripts/install-deps.sh test "
+                  "installs them):\n%s", out);
+    /* 4 slices an iteration; worker: + held 0xb0, and held 0xb1 in two
+     * pieces (ended and reopened when 0xb0, below it, is released). */
+    check_text(out,
+        "devtools 4242 myprog: slices 4000, entries 4000, depth 3\n"
+        "devtools 4243 worker: slices 4003, entries 4003, depth 3\n"
+        "devtools complaints: 0\n"
+        "speedscope myprog (pid 4242), myprog (tid 4242): slices 4000, "
+        "depth 3\n"
+        "speedscope myprog (pid 4242), worker (tid 4243): slices 4003, "
+        "depth 3\n"
+        "speedscope warnings: 0\n");
+    free(out);
+    free(check_script("check-json.py", file));
 }
 
 TEST(ftrace_user)
@@ -245,4 +296,5 @@ TEST(ftrace_kernel)
 
 TEST_MAIN(TEST_ENTRY(perfetto_user), TEST_ENTRY(perfetto_kernel),
           TEST_ENTRY(json_user), TEST_ENTRY(json_kernel),
+          TEST_ENTRY(json_viewers),
           TEST_ENTRY(ftrace_user), TEST_ENTRY(ftrace_kernel))

@@ -77,7 +77,7 @@ TEST(formats)
     char cmd[2048];
     int st;
     snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
-             "--decode=perfetto.protos.Trace perfetto-subset.proto < '%s'",
+             "--decode=perfetto.protos.Trace perfetto-trace.proto < '%s'",
              SRC_DIR, file);
     char *out = run_cmd(cmd, &st);
     CHECK_EQ_I(st, 0);

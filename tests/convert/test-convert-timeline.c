@@ -2,8 +2,8 @@
 /*
  * Perfetto, Chrome JSON and ftrace writers on the same two scenarios (a
  * flightrec user-space recording and an RTEMS kernel recording), read back
- * with protoc against the schema subset and with python checkers that apply
- * the readers' own rules.
+ * with protoc against Perfetto's trace schema, with python checkers that
+ * apply the readers' own rules, and with the JSON readers themselves.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <flightrec/events.h>
@@ -49,14 +49,14 @@ static char *decode_perfetto(const char *file)
     char cmd[2048];
     int st;
     snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
-             "--decode=perfetto.protos.Trace perfetto-subset.proto < '%s'",
+             "--decode=perfetto.protos.Trace perfetto-trace.proto < '%s'",
              SRC_DIR, file);
     char *out = run_cmd(cmd, &st);
     if (st != 0)
         TEST_FAIL("protoc failed:\n%s", out);
     /* Fields the schema does not know print as bare numbers. */
     snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
-             "--decode=perfetto.protos.Trace perfetto-subset.proto < '%s' "
+             "--decode=perfetto.protos.Trace perfetto-trace.proto < '%s' "
              "| grep -cE '^ *[0-9]+:'", SRC_DIR, file);
     char *unknown = run_cmd(cmd, &st);
     CHECK_EQ_S(unknown, "0\n");
@@ -64,13 +64,29 @@ static char *decode_perfetto(const char *file)
     return out;
 }
 
+/* What the importer relies on beyond the schema (check-perfetto.py). */
+static char *check_perfetto(const char *file)
+{
+    char cmd[2048];
+    int st;
+    snprintf(cmd, sizeof cmd, "python3 '%s/check-perfetto.py' '%s'", SRC_DIR,
+             file);
+    char *out = run_cmd(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("check-perfetto.py rejects %s:\n%s", file, out);
+    return out;
+}
+
+static void check_text(const char *got, const char *want);
+
 TEST(perfetto_user)
 {
     const char *file = scratch("user.pftrace");
     user_scenario(FR_FORMAT_PERFETTO, file);
     char *out = decode_perfetto(file);
-    CHECK_EQ_I(count_lines(out, "packet {"), 23);
-    CHECK_EQ_I(count_lines(out, "trusted_packet_sequence_id: 1"), 23);
+    CHECK_EQ_I(count_lines(out, "packet {"), 24);
+    CHECK_EQ_I(count_lines(out, "trusted_packet_sequence_id: 1"), 24);
+    CHECK_EQ_I(count_lines(out, "clock_snapshot {"), 1);
     CHECK_EQ_I(count_lines(out, "sequence_flags: 3"), 1);
     CHECK_EQ_I(count_lines(out, "track_descriptor {"), 5);
     CHECK_EQ_I(count_lines(out, "process_name: \"flightrec pid 4242\""), 1);
@@ -96,6 +112,15 @@ TEST(perfetto_user)
     CHECK_EQ_I(count_lines(out, "counter_value: 0"), 1);
     CHECK_EQ_I(count_lines(out, "timestamp: 1100"), 2);
     free(out);
+    out = check_perfetto(file);
+    check_text(out,
+        "clock snapshot: BOOTTIME 0 = REALTIME 1700000000000000000\n"
+        "track 1 flightrec pid 4242: slices 0\n"
+        "track 2 heap bytes in use: slices 0\n"
+        "track 16 worker one: slices 4\n"
+        "track 17 logger: slices 2\n"
+        "track 18 worker one signals: slices 1\n");
+    free(out);
 }
 
 TEST(perfetto_kernel)
@@ -109,7 +134,10 @@ TEST(perfetto_kernel)
     CHECK_EQ_I(count_lines(out, "thread_name: \"WORK\""), 1);
     CHECK_EQ_I(count_lines(out, "thread_name: \"UART rx\""), 1);
     CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_BEGIN"), 4);
-    CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_END"), 3);
+    /* UART rx still runs at the end: its slice ends there (was left open) */
+    CHECK_EQ_I(count_lines(out, "type: TYPE_SLICE_END"), 4);
+    /* no wall-clock time in an RTEMS stream: no snapshot */
+    CHECK_EQ_I(count_lines(out, "clock_snapshot {"), 0);
     CHECK_EQ_I(count_lines(out, "type: TYPE_INSTANT"), 3);
     CHECK_EQ_I(count_lines(out, "name: \"IRQ 11\""), 1);
     CHECK_EQ_I(count_lines(out, "name: \"write\""), 1);
@@ -118,6 +146,51 @@ TEST(perfetto_kernel)
     /* running-thread slices, plus the thread_name lines */
     CHECK_EQ_I(count_lines(out, "name: \"WORK\""), 2);
     CHECK_EQ_I(count_lines(out, "name: \"UART rx\""), 2);
+    free(out);
+    out = check_perfetto(file);
+    check_text(out,
+        "clock snapshot: none\n"
+        "track 1 RTEMS qemu: slices 0\n"
+        "track 16 CPU 0: slices 1\n"
+        "track 17 CPU 0 IRQs: slices 1\n"
+        "track 18 IDLE: slices 0\n"
+        "track 19 WORK: slices 1\n"
+        "track 20 CPU 1: slices 1\n"
+        "track 21 CPU 1 IRQs: slices 0\n"
+        "track 22 IDLE: slices 0\n"
+        "track 23 UART rx: slices 0\n");
+    free(out);
+}
+
+/* The main thread names the process; a record delivered late (earlier
+ * than one already written) and slices open at the end still give a trace
+ * the importer takes whole. */
+TEST(perfetto_semantics)
+{
+    const char *file = scratch("semantics.pftrace");
+    struct drv d;
+    drv_init(&d, FLIGHTREC_STREAM_FLIGHTREC, FR_FORMAT_PERFETTO, file);
+    drv_ring(&d, 0, 4242, "myprog", 0);
+    drv_ring(&d, 1, 4250, "worker", 0);
+    drv_begin(&d);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_READ_ENTRY, 3);
+    drv_event(&d, 1, 2000, FLIGHTREC_EV_MUTEX_LOCK_EXIT, 0xa0);
+    drv_event(&d, 0, 1500, FLIGHTREC_EV_READ_EXIT, 3);   /* late */
+    drv_event(&d, 0, 2500, FLIGHTREC_EV_WRITE_ENTRY, 1);
+    drv_end(&d);
+    char *out = decode_perfetto(file);
+    CHECK_EQ_I(count_lines(out, "process_name: \"flightrec pid 4242\""), 1);
+    CHECK_EQ_I(count_lines(out, "process_name: \"myprog\""), 1);
+    /* the late exit is shown at the latest time written */
+    CHECK_EQ_I(count_lines(out, "timestamp: 2000"), 2);
+    CHECK_EQ_I(count_lines(out, "timestamp: 2500"), 3);
+    free(out);
+    out = check_perfetto(file);
+    check_text(out,
+        "clock snapshot: BOOTTIME 0 = REALTIME 1700000000000000000\n"
+        "track 1 myprog: slices 0\n"
+        "track 16 myprog: slices 2\n"
+        "track 17 worker: slices 1\n");
     free(out);
 }
 
@@ -295,6 +368,7 @@ TEST(ftrace_kernel)
 }
 
 TEST_MAIN(TEST_ENTRY(perfetto_user), TEST_ENTRY(perfetto_kernel),
+          TEST_ENTRY(perfetto_semantics),
           TEST_ENTRY(json_user), TEST_ENTRY(json_kernel),
           TEST_ENTRY(json_viewers),
           TEST_ENTRY(ftrace_user), TEST_ENTRY(ftrace_kernel))

@@ -98,6 +98,10 @@ struct ctf_sink {
     int committed;
     struct fr_map streams;
     struct ctf_stream *cache;    /* last used stream */
+    /* Rings are small numbers: a direct index finds most streams without
+     * hashing (the map holds them all). */
+    struct ctf_stream **by_ring;
+    uint32_t by_ring_len;
     struct fr_events ev;
     uint8_t used[CLS_COUNT];
     unsigned char uuid[16];
@@ -243,12 +247,37 @@ static int make_room(struct ctf_sink *s, struct ctf_stream *st)
     return flush_packet(s, st, st->last_ns);
 }
 
+#define FR_CTF_DIRECT_RINGS (1u << 20)
+
+/* Keeps @a st in the direct index (rings below FR_CTF_DIRECT_RINGS). */
+static void index_stream(struct ctf_sink *s, struct ctf_stream *st)
+{
+    uint32_t ring = st->ring;
+    if (ring >= FR_CTF_DIRECT_RINGS)
+        return;
+    if (ring >= s->by_ring_len) {
+        uint32_t len = s->by_ring_len ? s->by_ring_len : 64;
+        while (len <= ring)
+            len *= 2;
+        struct ctf_stream **v = realloc(s->by_ring, len * sizeof *v);
+        if (v == NULL)
+            return;   /* the map still finds it */
+        memset(v + s->by_ring_len, 0,
+               (len - s->by_ring_len) * sizeof *v);
+        s->by_ring = v;
+        s->by_ring_len = len;
+    }
+    s->by_ring[ring] = st;
+}
+
 static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
 {
     struct ctf_stream *st = s->cache;
     if (st != NULL && st->ring == ring)
         return st;
-    st = fr_map_get(&s->streams, ring);
+    st = ring < s->by_ring_len ? s->by_ring[ring] : NULL;
+    if (st == NULL)
+        st = fr_map_get(&s->streams, ring);
     if (st == NULL) {
         st = calloc(1, sizeof *st);
         if (st == NULL || fr_map_put(&s->streams, ring, st) != 0) {
@@ -262,6 +291,7 @@ static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
         st->plen = 1;
         st->cur_tid = -1;
         st->out_tid = -1;
+        index_stream(s, st);
     }
     s->cache = st;
     return st;
@@ -800,6 +830,7 @@ static void ctf_destroy(struct fr_sink *base)
     fr_map_free(&s->streams);
     free(s->fds);
     free(s->owners);
+    free(s->by_ring);
     free(s->dir);
     free(s->tmp);
     free(s);

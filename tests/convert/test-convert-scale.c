@@ -155,6 +155,8 @@ TEST(memory_5000_rings)
     heap_now = heap_peak = 0;
     const char *dir = scratch("rings-5000");
     write_rings(dir, 5000, 400);
+    fprintf(stderr, "peak heap at 5,000 rings: %.1f MiB\n",
+            (double)heap_peak / (1024.0 * 1024.0));
     CHECK(heap_peak <= 40u * 1024 * 1024);
     /* Each ring's events come back (babeltrace2 takes minutes to set up
      * 5,000 streams, so three of them are read), and every event is 14

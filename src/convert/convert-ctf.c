@@ -946,6 +946,11 @@ int fr_ctf_create(struct fr_sink **out, const char *path, char *err,
     }
     memcpy(dir, path, len);
     dir[len] = '\0';
+    char *real = fr_resolve_link(dir);
+    if (real != NULL) {
+        snprintf(dir, sizeof dir, "%s", real);
+        free(real);
+    }
     if (check_target(dir, err, err_size) != 0)
         return -1;
     if (make_parents(dir) != 0) {

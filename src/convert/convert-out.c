@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "convert-out.h"
 
 #include <errno.h>
@@ -25,6 +25,17 @@ int fr_write_all(int fd, const void *buf, size_t n)
         n -= (size_t)k;
     }
     return 0;
+}
+
+char *fr_resolve_link(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (real != NULL)
+            return real;
+    }
+    return strdup(path);
 }
 
 char *fr_temp_name(const char *path)
@@ -66,8 +77,10 @@ struct fr_out *fr_out_open(const char *path)
     if (write_in_place(path)) {
         out->fd = open(path, O_WRONLY | O_CLOEXEC);
     } else {
-        out->final_path = strdup(path);
-        out->tmp_path = fr_temp_name(path);
+        /* Through a link: the file it names is replaced, not the link. */
+        out->final_path = fr_resolve_link(path);
+        out->tmp_path = out->final_path ? fr_temp_name(out->final_path)
+                                        : NULL;
         if (out->final_path == NULL || out->tmp_path == NULL) {
             errno = ENOMEM;
             out->fd = -1;

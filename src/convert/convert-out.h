@@ -43,6 +43,10 @@ void fr_out_discard(struct fr_out *out);
  */
 char *fr_temp_name(const char *path);
 
+/* @a path, or what it names when it is a symbolic link (so that replacing
+ * it replaces the file or directory, not the link).  malloc'd or NULL. */
+char *fr_resolve_link(const char *path);
+
 /* Room for @a n more bytes (n <= FR_OUT_CAP); flushes when needed. */
 static inline unsigned char *fr_out_reserve(struct fr_out *out, size_t n)
 {

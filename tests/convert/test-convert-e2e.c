@@ -197,6 +197,16 @@ TEST(failed_output)
     CHECK_EQ_I(stat(out, &st), 0);
     CHECK_EQ_U(st.st_mode & 0777, 0600);
     CHECK_EQ_I(leftovers(".convert-out-kept.json."), 0);
+    /* Through a link, the file it names is replaced, the link stays. */
+    char link[1024];
+    copy_path(link, sizeof link, "kept-link.json");
+    CHECK_EQ_I(symlink("convert-out-kept.json", link), 0);
+    write_file(out, "previous", 8);
+    CHECK_EQ_I(convert("json", link, good), 0);
+    CHECK_EQ_I(lstat(link, &st), 0);
+    CHECK(S_ISLNK(st.st_mode));
+    bytes = file_bytes(out, &len);
+    CHECK(len > 100 && memcmp(bytes, "{\"traceEvents\"", 14) == 0);
     /* A device is written in place, never replaced. */
     CHECK_EQ_I(convert("json", "/dev/null", good), 0);
     CHECK_EQ_I(stat("/dev/null", &st), 0);

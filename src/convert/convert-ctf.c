@@ -43,7 +43,7 @@
 #define FR_CTF_PACKET_MAX (64u * 1024u)
 #define FR_CTF_BUFFER_BUDGET (32u * 1024u * 1024u)
 /* Stream files open at once, at most: the rest are reopened on demand. */
-#define FR_CTF_FDS_MAX 256
+#define FR_CTF_FDS_MAX 65536
 /* Packet header (24) + packet context without the thread identity (52). */
 #define FR_CTF_PREFIX 76u
 /* Thread identity in the packet context: vtid + procname (with NUL). */
@@ -920,15 +920,15 @@ static int make_parents(const char *dir)
     return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Stream files open at once: a share of the file limit, so that the rest
- * of the process (and a caller's own files) keeps room. */
+/* Stream files open at once: half the file limit, so that the rest of the
+ * process (and a caller's own files) keeps room. */
 static int fd_slots(void)
 {
     struct rlimit rl;
     rlim_t n = FR_CTF_FDS_MAX;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur / 4 < n)
-        n = rl.rlim_cur / 4;
+        rl.rlim_cur / 2 < n)
+        n = rl.rlim_cur / 2;
     return n < 1 ? 1 : (int)n;
 }
 

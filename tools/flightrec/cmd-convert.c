@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +67,22 @@ static int output_is_input(const struct cli_input *in, const char *output,
     struct stat dir_st;
     return stat(dir, &dir_st) == 0 && dir_st.st_dev == out_st.st_dev &&
            dir_st.st_ino == out_st.st_ino;
+}
+
+/* CTF keeps a file per ring open while it can (reopening costs far more
+ * than writing): the soft file limit is raised as far as the hard one
+ * allows.  Past it, files are still closed and reopened as needed. */
+static void raise_file_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536
+                      ? 65536 : rl.rlim_max;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 }
 
 /* Progress only pays off for big files read interactively. */
@@ -130,6 +147,8 @@ int cmd_convert(int argc, char **argv)
                 in.name);
         goto out;
     }
+    if (format == FR_FORMAT_CTF)
+        raise_file_limit();
     if (fr_sink_create(&sink, format, output, err, sizeof err) != 0) {
         cli_msg(CLI_ERROR, "%s", err);
         goto out;

@@ -367,8 +367,36 @@ TEST(ftrace_kernel)
     free(out);
 }
 
+/* Was: a switch from "swapper" (pid 0) invented when the thread switched
+ * out is unknown: the first switch of a CPU, or one a loss cut in half. */
+TEST(ftrace_half_switch)
+{
+    const char *file = scratch("half-switch.txt");
+    struct drv d;
+    drv_init(&d, FLIGHTREC_STREAM_RTEMS_V10, FR_FORMAT_FTRACE, file);
+    const int64_t a = 0x0a010001, b = 0x0a010002;
+    drv_thread(&d, a, "A");
+    drv_thread(&d, b, "B");
+    drv_begin(&d);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)a);
+    drv_event(&d, 0, 1100, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)a);
+    drv_event(&d, 0, 1100, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)b);
+    drv_event(&d, 0, 1200, FLIGHTREC_EV_THREAD_SWITCH_OUT, (uint64_t)b);
+    drv_loss(&d, 0, 1250, FLIGHTREC_LOSS_OVERFLOW, 9);
+    drv_event(&d, 0, 1300, FLIGHTREC_EV_THREAD_SWITCH_IN, (uint64_t)a);
+    drv_event(&d, 0, 1400, FLIGHTREC_USER(1), 5);
+    drv_end(&d);
+    char *out = check_script("check-ftrace.py", file);
+    check_text(out,
+        "A 167837697 000 1100 sched_switch:prev_comm=A prev_pid=167837697 prev_prio=120 prev_state=R ==> next_comm=B next_pid=167837698 next_prio=120\n"
+        "LOST cpu=0 count=9\n"
+        "A 167837697 000 1400 tracing_mark_write:I|167837697|USER_1 data=0x5\n");
+    free(out);
+}
+
 TEST_MAIN(TEST_ENTRY(perfetto_user), TEST_ENTRY(perfetto_kernel),
           TEST_ENTRY(perfetto_semantics),
           TEST_ENTRY(json_user), TEST_ENTRY(json_kernel),
           TEST_ENTRY(json_viewers),
-          TEST_ENTRY(ftrace_user), TEST_ENTRY(ftrace_kernel))
+          TEST_ENTRY(ftrace_user), TEST_ENTRY(ftrace_kernel),
+          TEST_ENTRY(ftrace_half_switch))

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * bench-convert [EVENTS] [BABELTRACE_EVENTS]
+ * bench-convert [EVENTS [BABELTRACE_EVENTS [RINGS [FORMAT]]]]
  *
- * For each format: events/s of the writer alone (records handed to the
- * sink) and end to end (stream bytes through the decoder into the sink),
- * then, in the same run, the time babeltrace2 takes to print a smaller CTF
- * trace we wrote and the time `flightrec print` takes on its source stream.
- * Outputs go to a scratch directory under $TMPDIR (or /tmp).
+ * For each format (or only FORMAT): events/s of the writer alone (records
+ * handed to the sink) and end to end (stream bytes through the decoder into
+ * the sink) with the events spread over RINGS rings (default 4), and the
+ * bytes the output takes per event; then, in the same run, the time
+ * babeltrace2 takes to print a smaller CTF trace we wrote and the time
+ * `flightrec print` takes on its source stream (BABELTRACE_EVENTS 0 skips
+ * this).  The process's peak RSS is printed last: run one FORMAT at a time
+ * to read it per format.  Outputs go to a scratch directory under $TMPDIR
+ * (or /tmp).  With BENCH_CONVERT_SAVE=PATH the generated stream is also
+ * saved to PATH.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <flightrec/events.h>
@@ -15,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "convert.h"
 
-#define RINGS 4u
+static uint32_t RINGS = 4;
 #define CHUNK 4096u
 
 static double now(void)
@@ -83,7 +89,7 @@ static struct gen make_stream(uint64_t events)
     item(&g, 0, FLIGHTREC_EV_FREQUENCY, 1000000000u);
     item(&g, 0, FLIGHTREC_EV_PROCESS_ID, 1234);
     uint64_t per_ring = events / RINGS, done = 0;
-    uint32_t pos[RINGS] = { 0 };
+    uint32_t *pos = calloc(RINGS, sizeof *pos);
     while (done < per_ring) {
         uint64_t n = per_ring - done < CHUNK ? per_ring - done : CHUNK;
         for (uint32_t r = 0; r < RINGS; r++) {
@@ -112,6 +118,7 @@ static struct gen make_stream(uint64_t events)
         }
         done += n;
     }
+    free(pos);
     return g;
 }
 
@@ -147,8 +154,7 @@ static double sink_only(int format, const char *path, uint64_t events)
         exit(1);
     }
     struct fr_source src = { &bench_info, bench_event_name, NULL, NULL };
-    struct flightrec_ring_info rings[RINGS];
-    memset(rings, 0, sizeof rings);
+    struct flightrec_ring_info *rings = calloc(RINGS, sizeof *rings);
     for (uint32_t r = 0; r < RINGS; r++) {
         rings[r].id = r;
         rings[r].thread_id = 1000 + r;
@@ -176,6 +182,7 @@ static double sink_only(int format, const char *path, uint64_t events)
     }
     double t = now() - t0;
     fr_sink_destroy(sink);
+    free(rings);
     return (double)events / t;
 }
 
@@ -204,6 +211,14 @@ int main(int argc, char **argv)
 {
     uint64_t events = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000;
     uint64_t bt_events = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
+    if (argc > 3)
+        RINGS = (uint32_t)strtoul(argv[3], NULL, 10);
+    int only = argc > 4 ? fr_format_parse(argv[4]) : -1;
+    if (RINGS == 0 || (argc > 4 && only < 0)) {
+        fprintf(stderr, "usage: bench-convert [EVENTS [BT_EVENTS [RINGS "
+                        "[FORMAT]]]]\n");
+        return 2;
+    }
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char base[512];
     snprintf(base, sizeof base, "%s/bench-convert-%d", tmp, (int)getpid());
@@ -215,25 +230,45 @@ int main(int argc, char **argv)
     bench_info.frequency = 1000000000u;
     bench_info.process_id = 1234;
 
-    printf("generating a %" PRIu64 "-event stream ...\n", events);
+    printf("generating a %" PRIu64 "-event stream over %" PRIu32
+           " rings ...\n", events, RINGS);
     struct gen g = make_stream(events);
-    printf("%-9s %16s %22s\n", "format", "writer (Mev/s)",
-           "decode+write (Mev/s)");
+    /* The same stream as a file, for measuring the command itself
+     * (e.g. under /usr/bin/time -v). */
+    const char *save = getenv("BENCH_CONVERT_SAVE");
+    if (save != NULL) {
+        FILE *f = fopen(save, "wb");
+        if (f == NULL || fwrite(g.buf, 1, g.len, f) != g.len || fclose(f))
+            return 1;
+    }
+    printf("%-9s %16s %22s %12s\n", "format", "writer (Mev/s)",
+           "decode+write (Mev/s)", "bytes/event");
     static const int formats[] = { FR_FORMAT_CTF, FR_FORMAT_PERFETTO,
                                    FR_FORMAT_FTRACE, FR_FORMAT_JSON };
     for (size_t i = 0; i < 4; i++) {
+        if (only >= 0 && formats[i] != only)
+            continue;
         char path[640];
         snprintf(path, sizeof path, "%s/out-%s", base,
                  fr_format_name(formats[i]));
         double w = sink_only(formats[i], path, events);
         uint64_t records;
         double e = end_to_end(formats[i], path, &g, &records);
-        printf("%-9s %16.1f %22.1f\n", fr_format_name(formats[i]), w / 1e6,
-               e / 1e6);
+        snprintf(cmd, sizeof cmd, "du -s -b '%s'", path);
+        FILE *du = popen(cmd, "r");
+        unsigned long long bytes = 0;
+        if (du == NULL || fscanf(du, "%llu", &bytes) != 1)
+            bytes = 0;
+        if (du != NULL)
+            pclose(du);
+        printf("%-9s %16.1f %22.1f %12.2f\n", fr_format_name(formats[i]),
+               w / 1e6, e / 1e6, (double)bytes / (double)records);
         if (records != events)
             printf("  (decoder delivered %" PRIu64 " records)\n", records);
     }
 
+    if (bt_events == 0)
+        goto done;
     /* babeltrace2 reading a CTF trace we wrote, for scale. */
     struct gen small = make_stream(bt_events);
     char dir[640];
@@ -268,10 +303,14 @@ int main(int argc, char **argv)
                (double)records / tp / 1e6, t / tp);
     else
         printf("flightrec print failed (%d)\n", rc);
+    free(small.buf);
+done:;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
     if (system(cmd) != 0)
         return 1;
     free(g.buf);
-    free(small.buf);
     return 0;
 }

@@ -2,17 +2,21 @@
 /*
  * CTF 1.8 writer: a directory with `metadata` and one data stream file per
  * ring (per CPU for RTEMS streams).  Each stream is written as a sequence of
- * packets of at most FR_CTF_PACKET bytes, so memory is one packet buffer per
- * ring whatever the trace length.  Losses close the current packet and raise
- * the cumulative `events_discarded`, which babeltrace2 and Trace Compass
- * turn into "discarded events" themselves.
+ * packets of at most FR_CTF_PACKET_MAX bytes, so memory does not grow with
+ * the trace length.  Losses close the current packet and raise the
+ * cumulative `events_discarded`, which babeltrace2 and Trace Compass turn
+ * into "discarded events" themselves.
  *
  * RTEMS streams are shaped like an LTTng kernel trace (sched_switch,
- * irq_handler_*, syscall_*), flightrec streams like an LTTng-UST trace with
- * vtid/procname context on every event.  The metadata is written last,
- * because user event names can be registered anywhere in the stream.
+ * irq_handler_*, syscall_*), flightrec streams like an LTTng-UST trace.  A
+ * flightrec stream is one thread, so its identity (vtid, procname) is in
+ * the packet context rather than repeated on every event, and events have
+ * LTTng's compact "large" header: a plain user event takes 14 bytes.  The
+ * metadata is written last, because user event names can be registered
+ * anywhere in the stream.  The trace is written into a temporary directory
+ * beside the output and swapped into place only when complete.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* renameat2 (RENAME_EXCHANGE) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,11 +35,23 @@
 #include "convert-out.h"
 #include "convert.h"
 
-#define FR_CTF_PACKET (64u * 1024u)
-/* Packet header (24) + packet context (52). */
+/* Packet buffers start small and double up to the largest packet while the
+ * buffers of all streams together stay within the budget; past it a full
+ * buffer is written out as a (smaller) packet.  So memory is bounded by the
+ * budget plus a minimal buffer per ring, whatever the ring count. */
+#define FR_CTF_PACKET_MIN 1024u
+#define FR_CTF_PACKET_MAX (64u * 1024u)
+#define FR_CTF_BUFFER_BUDGET (32u * 1024u * 1024u)
+/* Stream files open at once, at most: the rest are reopened on demand. */
+#define FR_CTF_FDS_MAX 65536
+/* Packet header (24) + packet context without the thread identity (52). */
 #define FR_CTF_PREFIX 76u
-/* Largest event: header 12 + context 4 + 64 + payload 56. */
-#define FR_CTF_EVENT_MAX 160u
+/* Thread identity in the packet context: vtid + procname (with NUL). */
+#define FR_CTF_PROCNAME_MAX 64u
+/* Largest event: extended header 14 + sched_switch payload 56. */
+#define FR_CTF_EVENT_MAX 72u
+/* Event header: the id of an extended header. */
+#define FR_CTF_EXTENDED 0xffffu
 
 enum {
     CLS_SCHED_SWITCH = FR_EVENT_IDS,
@@ -50,16 +67,21 @@ enum {
 
 struct ctf_stream {
     uint32_t ring;
-    int fd;
+    int slot;                /* fd cache slot, -1 when closed */
+    int created;             /* the file exists */
     uint64_t last_ns;        /* per-stream time never decreases */
     uint64_t begin_ns;       /* timestamp_begin of the open packet */
+    uint64_t clock_ns;       /* last timestamp written in the packet */
     uint64_t seq;            /* packet_seq_num of the next packet */
     uint64_t discarded;      /* cumulative events_discarded */
+    unsigned char *buf;      /* the open packet */
     size_t len;              /* bytes in buf, 0 = no open packet */
-    /* UST context cache */
+    size_t cap;
+    size_t prefix;           /* packet header + context bytes */
+    /* UST: the thread identity of the packet context */
     int64_t tid;
     size_t plen;             /* procname bytes including NUL */
-    char procname[64];
+    char procname[FR_CTF_PROCNAME_MAX];
     /* kernel state (RTEMS CPU) */
     int64_t cur_tid;         /* running thread (RTEMS id), -1 unknown */
     int64_t out_tid;         /* last switched out, -1 none */
@@ -67,20 +89,31 @@ struct ctf_stream {
     int malloc_pending;
     uint64_t malloc_size;
     uint64_t malloc_ns;
-    unsigned char buf[FR_CTF_PACKET];
 };
 
 struct ctf_sink {
     struct fr_sink base;
-    char *dir;
+    char *dir;               /* where the trace goes */
+    char *tmp;               /* where it is written until it is complete */
+    int committed;
     struct fr_map streams;
     struct ctf_stream *cache;    /* last used stream */
+    /* Rings are small numbers: a direct index finds most streams without
+     * hashing (the map holds them all). */
+    struct ctf_stream **by_ring;
+    uint32_t by_ring_len;
     struct fr_events ev;
     uint8_t used[CLS_COUNT];
     unsigned char uuid[16];
     int little;
+    size_t buffered;         /* bytes of all packet buffers */
+    int nslots;
+    int hand;                /* next slot to reuse */
+    int *fds;
+    struct ctf_stream **owners;
 };
 
+static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
 static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 
@@ -89,6 +122,12 @@ static int fail(struct ctf_sink *s, const char *what, const char *path)
     fr_errorf(s->base.error, sizeof s->base.error, "%s %s: %s", what, path,
              strerror(errno));
     return -1;
+}
+
+static size_t stream_prefix(const struct ctf_sink *s,
+                            const struct ctf_stream *st)
+{
+    return s->base.kernel ? FR_CTF_PREFIX : FR_CTF_PREFIX + 4 + st->plen;
 }
 
 static void packet_prefix(struct ctf_sink *s, struct ctf_stream *st,
@@ -105,38 +144,130 @@ static void packet_prefix(struct ctf_sink *s, struct ctf_stream *st,
     put64(p + 56, st->seq++);
     put64(p + 64, discarded);
     put32(p + 72, st->ring);
+    if (!s->base.kernel) {
+        int32_t vtid = (int32_t)st->tid;
+        memcpy(p + 76, &vtid, 4);
+        memcpy(p + 80, st->procname, st->plen);
+    }
+}
+
+static void stream_path(const struct ctf_sink *s, uint32_t ring, char *path,
+                        size_t size)
+{
+    snprintf(path, size, "%s/stream_%" PRIu32, s->tmp, ring);
+}
+
+/* The stream's file descriptor: stream files are opened on demand and the
+ * least recently opened one is closed to make room, so any number of rings
+ * converts within the process's file limit. */
+static int stream_fd(struct ctf_sink *s, struct ctf_stream *st)
+{
+    if (st->slot >= 0)
+        return s->fds[st->slot];
+    int slot = s->hand;
+    s->hand = (s->hand + 1) % s->nslots;
+    if (s->owners[slot] != NULL) {
+        s->owners[slot]->slot = -1;
+        s->owners[slot] = NULL;
+        if (close(s->fds[slot]) != 0)
+            return fail(s, "cannot close", "a CTF stream file");
+    }
+    char path[4200];
+    stream_path(s, st->ring, path, sizeof path);
+    int flags = O_WRONLY | O_APPEND | O_CLOEXEC;
+    if (!st->created)
+        flags |= O_CREAT | O_EXCL;
+    int fd = open(path, flags, 0600);
+    if (fd < 0)
+        return fail(s, "cannot create", path);
+    st->created = 1;
+    st->slot = slot;
+    s->fds[slot] = fd;
+    s->owners[slot] = st;
+    return fd;
+}
+
+static int write_stream(struct ctf_sink *s, struct ctf_stream *st,
+                        const unsigned char *p, size_t n)
+{
+    int fd = stream_fd(s, st);
+    if (fd < 0)
+        return -1;
+    if (fr_write_all(fd, p, n) != 0) {
+        fr_errorf(s->base.error, sizeof s->base.error,
+                  "writing CTF stream %" PRIu32 ": %s", st->ring,
+                  strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* Writes the open packet (or an empty one when len == 0) and resets. */
 static int flush_packet(struct ctf_sink *s, struct ctf_stream *st,
                         uint64_t end_ns)
 {
-    size_t len = st->len ? st->len : FR_CTF_PREFIX;
-    if (st->len == 0)
-        st->begin_ns = end_ns;
-    unsigned char *p = st->buf;
+    unsigned char empty[FR_CTF_PREFIX + 4 + FR_CTF_PROCNAME_MAX];
+    size_t prefix = stream_prefix(s, st);
     if (st->seq == 0 && st->discarded != 0) {
         /* Readers report an unknown count when a stream's first packet
          * already counts losses: lead with an empty zero packet. */
-        unsigned char zero[FR_CTF_PREFIX];
-        packet_prefix(s, st, zero, sizeof zero, st->begin_ns, st->begin_ns,
-                      0);
-        if (fr_write_all(st->fd, zero, sizeof zero) != 0) {
-            fr_errorf(s->base.error, sizeof s->base.error,
-                      "writing CTF stream %" PRIu32 ": %s", st->ring,
-                      strerror(errno));
+        uint64_t t = st->len ? st->begin_ns : end_ns;
+        packet_prefix(s, st, empty, prefix, t, t, 0);
+        if (write_stream(s, st, empty, prefix) != 0)
+            return -1;
+    }
+    if (st->len == 0) {
+        packet_prefix(s, st, empty, prefix, end_ns, end_ns, st->discarded);
+        return write_stream(s, st, empty, prefix);
+    }
+    size_t len = st->len;
+    packet_prefix(s, st, st->buf, len, st->begin_ns, end_ns, st->discarded);
+    st->len = 0;
+    return write_stream(s, st, st->buf, len);
+}
+
+/* Room for one more event in the open packet: a bigger buffer while the
+ * budget allows, else the packet goes out. */
+static int make_room(struct ctf_sink *s, struct ctf_stream *st)
+{
+    size_t want = st->cap == 0 ? FR_CTF_PACKET_MIN : 2 * st->cap;
+    if (st->cap == 0 ||
+        (want <= FR_CTF_PACKET_MAX &&
+         s->buffered + want - st->cap <= FR_CTF_BUFFER_BUDGET)) {
+        unsigned char *b = realloc(st->buf, want);
+        if (b == NULL) {
+            fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
             return -1;
         }
+        s->buffered += want - st->cap;
+        st->buf = b;
+        st->cap = want;
+        return 0;
     }
-    packet_prefix(s, st, p, len, st->begin_ns, end_ns, st->discarded);
-    st->len = 0;
-    if (fr_write_all(st->fd, p, len) != 0) {
-        fr_errorf(s->base.error, sizeof s->base.error,
-                 "writing CTF stream %" PRIu32 ": %s", st->ring,
-                 strerror(errno));
-        return -1;
+    return flush_packet(s, st, st->last_ns);
+}
+
+#define FR_CTF_DIRECT_RINGS (1u << 20)
+
+/* Keeps @a st in the direct index (rings below FR_CTF_DIRECT_RINGS). */
+static void index_stream(struct ctf_sink *s, struct ctf_stream *st)
+{
+    uint32_t ring = st->ring;
+    if (ring >= FR_CTF_DIRECT_RINGS)
+        return;
+    if (ring >= s->by_ring_len) {
+        uint32_t len = s->by_ring_len ? s->by_ring_len : 64;
+        while (len <= ring)
+            len *= 2;
+        struct ctf_stream **v = realloc(s->by_ring, len * sizeof *v);
+        if (v == NULL)
+            return;   /* the map still finds it */
+        memset(v + s->by_ring_len, 0,
+               (len - s->by_ring_len) * sizeof *v);
+        s->by_ring = v;
+        s->by_ring_len = len;
     }
-    return 0;
+    s->by_ring[ring] = st;
 }
 
 static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
@@ -144,60 +275,56 @@ static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
     struct ctf_stream *st = s->cache;
     if (st != NULL && st->ring == ring)
         return st;
-    st = fr_map_get(&s->streams, ring);
+    st = ring < s->by_ring_len ? s->by_ring[ring] : NULL;
+    if (st == NULL)
+        st = fr_map_get(&s->streams, ring);
     if (st == NULL) {
-        st = malloc(sizeof *st);
-        if (st == NULL) {
+        st = calloc(1, sizeof *st);
+        if (st == NULL || fr_map_put(&s->streams, ring, st) != 0) {
+            free(st);
             fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
             return NULL;
         }
-        memset(st, 0, offsetof(struct ctf_stream, buf));
         st->ring = ring;
-        st->tid = -2;
+        st->slot = -1;
+        st->tid = -1;
+        st->plen = 1;
         st->cur_tid = -1;
         st->out_tid = -1;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/stream_%" PRIu32, s->dir, ring);
-        st->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (st->fd < 0) {
-            fail(s, "cannot create", path);
-            free(st);
-            return NULL;
-        }
-        if (fr_map_put(&s->streams, ring, st) != 0) {
-            close(st->fd);
-            free(st);
-            fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
-            return NULL;
-        }
+        index_stream(s, st);
     }
     s->cache = st;
     return st;
 }
 
-/* Starts an event of class @a cls at @a ns; returns where its payload goes
- * (after the UST context), or NULL on a write error. */
+/* Starts an event of class @a cls at @a ns; returns where its payload goes,
+ * or NULL on a write error.  The header is LTTng's "large" one: a 16-bit id
+ * and the low 32 bits of the time, or (id 65535) a 32-bit id and the whole
+ * time when 2^32 ns or more passed since the packet's previous time. */
 static unsigned char *event_begin(struct ctf_sink *s, struct ctf_stream *st,
                                   uint32_t cls, uint64_t ns)
 {
-    if (st->len + FR_CTF_EVENT_MAX > FR_CTF_PACKET &&
-        flush_packet(s, st, st->last_ns) != 0)
+    if (st->len + FR_CTF_EVENT_MAX > st->cap && make_room(s, st) != 0)
         return NULL;
     if (st->len == 0) {
-        st->len = FR_CTF_PREFIX;
+        st->prefix = stream_prefix(s, st);
+        st->len = st->prefix;
         st->begin_ns = ns;
+        st->clock_ns = ns;
     }
     s->used[cls] = 1;
     unsigned char *p = st->buf + st->len;
-    put32(p, cls);
-    put64(p + 4, ns);
-    p += 12;
-    if (!s->base.kernel) {
-        int32_t vtid = (int32_t)st->tid;
-        memcpy(p, &vtid, 4);
-        memcpy(p + 4, st->procname, st->plen);
-        p += 4 + st->plen;
+    if (ns - st->clock_ns <= UINT32_MAX && cls < FR_CTF_EXTENDED) {
+        put16(p, (uint16_t)cls);
+        put32(p + 2, (uint32_t)ns);
+        p += 6;
+    } else {
+        put16(p, FR_CTF_EXTENDED);
+        put32(p + 2, cls);
+        put64(p + 6, ns);
+        p += 14;
     }
+    st->clock_ns = ns;
     return p;
 }
 
@@ -270,6 +397,15 @@ static int kernel_record(struct ctf_sink *s, struct ctf_stream *st,
     case FR_ROLE_SWITCH_IN: {
         int64_t prev = st->out_tid >= 0 ? st->out_tid : st->cur_tid;
         int64_t next = (int64_t)r->data;
+        if (prev < 0) {
+            /* The thread switched out is unknown (the stream starts here,
+             * or a loss cut the switch in half): only the next one is
+             * known, which is no switch to show. */
+            st->cur_tid = next;
+            st->out_tid = -1;
+            s->base.half_switches++;
+            return 0;
+        }
         p = event_begin(s, st, CLS_SCHED_SWITCH, ns);
         if (p == NULL)
             return -1;
@@ -375,18 +511,24 @@ static int ust_record(struct ctf_sink *s, struct ctf_stream *st,
     }
 }
 
-static void refresh_context(struct ctf_stream *st,
-                            const struct flightrec_ring_info *ri)
+/* Follows the ring's owner: a reused ring changes thread, and the thread
+ * identity is per packet, so a new owner starts a new packet. */
+static int refresh_context(struct ctf_sink *s, struct ctf_stream *st,
+                           const struct flightrec_ring_info *ri)
 {
     int64_t tid = ri ? ri->thread_id : -1;
     const char *name = ri ? ri->thread_name : "";
-    if (tid == st->tid && memcmp(name, st->procname, st->plen) == 0)
-        return;
-    st->tid = tid;
     size_t n = strnlen(name, sizeof st->procname - 1);
+    if (tid == st->tid && n + 1 == st->plen &&
+        memcmp(name, st->procname, n) == 0)
+        return 0;
+    if (st->len > 0 && flush_packet(s, st, st->last_ns) != 0)
+        return -1;
+    st->tid = tid;
     memcpy(st->procname, name, n);
     st->procname[n] = '\0';
     st->plen = n + 1;
+    return 0;
 }
 
 static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
@@ -401,6 +543,9 @@ static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
             return -1;
         st->last_ns = ns;
         st->discarded += r->loss_count;
+        /* Which thread runs after a loss is unknown until a switch. */
+        st->cur_tid = -1;
+        st->out_tid = -1;
         return flush_packet(s, st, ns);
     }
     if (r->event >= FR_EVENT_IDS)
@@ -408,9 +553,10 @@ static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
     st->last_ns = ns;
     if (s->base.kernel)
         return kernel_record(s, st, r, ns);
-    refresh_context(st, r->ring_info);
     if (st->malloc_pending && s->ev.role[r->event] != FR_ROLE_MALLOC_EXIT &&
         flush_malloc(s, st) != 0)
+        return -1;
+    if (refresh_context(s, st, r->ring_info) != 0)
         return -1;
     return ust_record(s, st, r, ns);
 }
@@ -473,8 +619,8 @@ static void event_class(struct ctf_sink *s, struct fr_out *o, uint32_t cls)
 
 static int write_metadata(struct ctf_sink *s)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/metadata", s->dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/metadata", s->tmp);
     struct fr_out *o = fr_out_open(path);
     if (o == NULL)
         return fail(s, "cannot create", path);
@@ -485,6 +631,7 @@ static int write_metadata(struct ctf_sink *s)
         "typealias integer { size = 8; align = 8; signed = false; } := u8;\n"
         "typealias integer { size = 8; align = 8; signed = false; "
         "encoding = UTF8; } := ch;\n"
+        "typealias integer { size = 16; align = 8; signed = false; } := u16;\n"
         "typealias integer { size = 32; align = 8; signed = false; } := u32;\n"
         "typealias integer { size = 32; align = 8; signed = true; } := s32;\n"
         "typealias integer { size = 64; align = 8; signed = false; } := u64;\n"
@@ -492,7 +639,9 @@ static int write_metadata(struct ctf_sink *s)
         "typealias integer { size = 64; align = 8; signed = false; "
         "base = 16; } := x64;\n"
         "typealias integer { size = 64; align = 8; signed = false; "
-        "map = clock.monotonic.value; } := ts64;\n\n");
+        "map = clock.monotonic.value; } := ts64;\n"
+        "typealias integer { size = 32; align = 8; signed = false; "
+        "map = clock.monotonic.value; } := ts32;\n\n");
     const unsigned char *u = s->uuid;
     fr_out_printf(o,
         "trace {\n    major = 1;\n    minor = 8;\n"
@@ -544,18 +693,23 @@ static int write_metadata(struct ctf_sink *s)
                            : "uptime of the recording",
         off / 1000000000u, off % 1000000000u,
         info->has_realtime ? "true" : "false");
+    /* The thread identity is per packet (one thread per stream); the
+     * event header is LTTng's "large" one. */
     fr_out_printf(o,
         "stream {\n    id = 0;\n"
         "    packet.context := struct {\n"
         "        ts64 timestamp_begin; ts64 timestamp_end;\n"
         "        u64 content_size; u64 packet_size;\n"
         "        u64 packet_seq_num; u64 events_discarded;\n"
-        "        u32 cpu_id;\n    };\n"
-        "    event.header := struct { u32 id; ts64 timestamp; };\n%s"
+        "        u32 cpu_id;%s\n    };\n"
+        "    event.header := struct {\n"
+        "        enum : u16 { compact = 0 ... 65534, extended = 65535 } id;\n"
+        "        variant <id> {\n"
+        "            struct { ts32 timestamp; } compact;\n"
+        "            struct { u32 id; ts64 timestamp; } extended;\n"
+        "        } v;\n    };\n"
         "};\n\n",
-        s->base.kernel ? ""
-                       : "    event.context := struct { s32 _vtid; "
-                         "string _procname; };\n");
+        s->base.kernel ? "" : "\n        s32 vtid; string procname;");
     for (uint32_t cls = 0; cls < CLS_COUNT; cls++)
         if (s->used[cls])
             event_class(s, o, cls);
@@ -568,41 +722,117 @@ static void flush_one(void *val, void *arg)
 {
     struct ctf_stream *st = val;
     struct ctf_sink *s = arg;
-    if (st->fd < 0)
+    if (s->base.error[0] != '\0')
         return;
-    if (!s->base.kernel && s->base.error[0] == '\0' && flush_malloc(s, st))
+    if (!s->base.kernel && flush_malloc(s, st) != 0)
         return;
-    if (st->len > 0 && s->base.error[0] == '\0')
+    if (st->len > 0)
         flush_packet(s, st, st->last_ns);
-    if (close(st->fd) != 0 && s->base.error[0] == '\0')
-        fail(s, "cannot close stream", "");
-    st->fd = -1;
+}
+
+static int close_files(struct ctf_sink *s)
+{
+    int rc = 0;
+    for (int i = 0; i < s->nslots; i++) {
+        if (s->owners[i] == NULL)
+            continue;
+        s->owners[i]->slot = -1;
+        s->owners[i] = NULL;
+        if (close(s->fds[i]) != 0 && rc == 0)
+            rc = fail(s, "cannot close", "a CTF stream file");
+    }
+    return rc;
+}
+
+/* Removes a trace directory this writer made: its metadata and stream
+ * files (nothing else is there), then the directory. */
+static void remove_trace(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, "metadata") != 0 &&
+                strncmp(e->d_name, "stream_", 7) != 0 &&
+                strncmp(e->d_name, ".metadata.", 10) != 0)
+                continue;
+            char path[4200];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Puts the complete trace in place of the output directory: one atomic
+ * exchange when the directory exists (then the old trace is removed). */
+static int commit(struct ctf_sink *s)
+{
+    if (rename(s->tmp, s->dir) == 0)
+        return 0;
+    if (errno != EEXIST && errno != ENOTEMPTY)
+        return fail(s, "cannot rename the trace to", s->dir);
+#ifdef RENAME_EXCHANGE
+    if (renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->dir, RENAME_EXCHANGE) == 0) {
+        remove_trace(s->tmp);
+        return 0;
+    }
+#endif
+    /* No exchange on this system or file system: move the old trace
+     * aside, then the new one in. */
+    char *old = fr_temp_name(s->dir);
+    if (old == NULL || mkdtemp(old) == NULL || rmdir(old) != 0 ||
+        rename(s->dir, old) != 0) {
+        free(old);
+        return fail(s, "cannot replace", s->dir);
+    }
+    if (rename(s->tmp, s->dir) != 0) {
+        int e = errno;
+        rename(old, s->dir);
+        free(old);
+        errno = e;
+        return fail(s, "cannot replace", s->dir);
+    }
+    remove_trace(old);
+    free(old);
+    return 0;
 }
 
 static int ctf_end(struct fr_sink *base)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
     fr_map_each(&s->streams, flush_one, s);
-    if (s->base.error[0] != '\0')
+    if (close_files(s) != 0 || s->base.error[0] != '\0')
         return -1;
-    return write_metadata(s);
+    if (write_metadata(s) != 0 || commit(s) != 0)
+        return -1;
+    s->committed = 1;
+    return 0;
 }
 
 static void free_one(void *val, void *arg)
 {
     struct ctf_stream *st = val;
     (void)arg;
-    if (st->fd >= 0)
-        close(st->fd);
+    free(st->buf);
     free(st);
 }
 
 static void ctf_destroy(struct fr_sink *base)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
+    close_files(s);
+    /* Not committed: the conversion failed and leaves nothing behind. */
+    if (!s->committed && s->tmp != NULL)
+        remove_trace(s->tmp);
     fr_map_each(&s->streams, free_one, NULL);
     fr_map_free(&s->streams);
+    free(s->fds);
+    free(s->owners);
+    free(s->by_ring);
     free(s->dir);
+    free(s->tmp);
     free(s);
 }
 
@@ -630,10 +860,17 @@ static const struct fr_sink_ops ctf_ops = {
     ctf_begin, ctf_record, ctf_end, ctf_destroy
 };
 
-/* Removes what an earlier conversion wrote, so stale stream files never mix
- * with new ones (readers take every file in the directory as a stream). */
-static int clean_dir(const char *dir, char *err, size_t err_size)
+/* An existing output directory must hold a trace (or nothing): it is
+ * replaced whole, and readers take every file in it as a stream. */
+static int check_target(const char *dir, char *err, size_t err_size)
 {
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode)) {
+        fr_errorf(err, err_size, "%s exists and is not a directory", dir);
+        return -1;
+    }
     DIR *d = opendir(dir);
     if (d == NULL) {
         fr_errorf(err, err_size, "cannot open %s: %s", dir, strerror(errno));
@@ -642,7 +879,7 @@ static int clean_dir(const char *dir, char *err, size_t err_size)
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         if (strcmp(e->d_name, "metadata") != 0 &&
             strncmp(e->d_name, "stream_", 7) != 0) {
@@ -653,22 +890,13 @@ static int clean_dir(const char *dir, char *err, size_t err_size)
             break;
         }
     }
-    if (rc == 0) {
-        rewinddir(d);
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    }
     closedir(d);
     return rc;
 }
 
-/* mkdir -p: a trace often goes to a fresh tree (LTTng's session/kernel). */
-static int make_dirs(const char *dir)
+/* mkdir -p of the directory that will hold @a dir (LTTng's session/kernel
+ * layout often goes to a fresh tree). */
+static int make_parents(const char *dir)
 {
     char path[4096];
     size_t len = strlen(dir);
@@ -677,6 +905,10 @@ static int make_dirs(const char *dir)
         return -1;
     }
     memcpy(path, dir, len + 1);
+    char *last = strrchr(path, '/');
+    if (last == NULL || last == path)
+        return 0;
+    *last = '\0';
     for (char *p = path + 1; *p != '\0'; p++) {
         if (*p != '/')
             continue;
@@ -688,19 +920,71 @@ static int make_dirs(const char *dir)
     return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-int fr_ctf_create(struct fr_sink **out, const char *dir, char *err,
+/* Stream files open at once: half the file limit, so that the rest of the
+ * process (and a caller's own files) keeps room. */
+static int fd_slots(void)
+{
+    struct rlimit rl;
+    rlim_t n = FR_CTF_FDS_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur / 2 < n)
+        n = rl.rlim_cur / 2;
+    return n < 1 ? 1 : (int)n;
+}
+
+int fr_ctf_create(struct fr_sink **out, const char *path, char *err,
                   size_t err_size)
 {
-    if (make_dirs(dir) != 0) {
+    /* "out/" and "out" are the same directory. */
+    char dir[4096];
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    if (len == 0 || len >= sizeof dir) {
+        fr_errorf(err, err_size, "bad output directory name");
+        return -1;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    char *real = fr_resolve_link(dir);
+    if (real != NULL) {
+        snprintf(dir, sizeof dir, "%s", real);
+        free(real);
+    }
+    if (check_target(dir, err, err_size) != 0)
+        return -1;
+    if (make_parents(dir) != 0) {
         fr_errorf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
-    if (clean_dir(dir, err, err_size) != 0)
-        return -1;
     struct ctf_sink *s = calloc(1, sizeof *s);
-    if (s == NULL || (s->dir = strdup(dir)) == NULL) {
+    if (s != NULL) {
+        s->nslots = fd_slots();
+        s->dir = strdup(dir);
+        s->tmp = fr_temp_name(dir);
+        s->fds = calloc((size_t)s->nslots, sizeof *s->fds);
+        s->owners = calloc((size_t)s->nslots, sizeof *s->owners);
+    }
+    if (s == NULL || s->dir == NULL || s->tmp == NULL || s->fds == NULL ||
+        s->owners == NULL) {
+        if (s != NULL) {
+            free(s->dir);
+            free(s->tmp);
+            free(s->fds);
+            free(s->owners);
+        }
         free(s);
         fr_errorf(err, err_size, "out of memory");
+        return -1;
+    }
+    if (mkdtemp(s->tmp) == NULL) {
+        fr_errorf(err, err_size, "cannot create a directory beside %s: %s",
+                  dir, strerror(errno));
+        free(s->tmp);
+        s->tmp = NULL;
+        s->base.ops = &ctf_ops;
+        fr_map_init(&s->streams);
+        ctf_destroy(&s->base);
         return -1;
     }
     s->base.ops = &ctf_ops;

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Chrome JSON Trace Event Format writer: {"traceEvents":[...]} with B/E
- * slices, i instants, C counters and M thread/process names.  ts is in
+ * Chrome JSON Trace Event Format writer: {"traceEvents":[...]} with X
+ * (complete) slices, i instants, C counters and M thread/process names.
+ * Slices are complete events written when they end, not B/E pairs: the
+ * DevTools trace engine matches every E with the last B of any thread, and
+ * speedscope matches E to B by name, so interleaved threads break both.
+ * Slices still open at the end of the trace end there.  ts is in
  * microseconds with three decimals, so nanoseconds survive exactly; 64-bit
  * data words are hex strings because JSON readers hold numbers as doubles.
  * Signal handler and processor tracks get their own pseudo thread ids so
@@ -28,6 +32,9 @@
 struct js_sink {
     struct fr_model_sink ms;
     int64_t pid;
+    /* The program's name, as its main thread (tid == pid) is named. */
+    char program[64];
+    uint64_t last_ns;      /* the trace's end so far */
 };
 
 /* A JSON string of @a n bytes of @a s; needs 6 * n + 2 bytes of room. */
@@ -100,10 +107,17 @@ static int64_t js_tid(const struct fr_track *t)
     return PSEUDO_TID_BASE + (int64_t)t->uuid;
 }
 
+static void note_time(struct js_sink *s, uint64_t ns)
+{
+    if (ns > s->last_ns)
+        s->last_ns = ns;
+}
+
 /* Starts an event object: separator (the header wrote the first object),
  * phase, ids and time as "ts":MICROSECONDS.NNN. */
 static char *head(struct js_sink *s, char ph, int64_t tid, uint64_t ns)
 {
+    note_time(s, ns);
     char *p = FR_FMT_LIT(room(s), ",\n{\"ph\":\"");
     *p++ = ph;
     p = FR_FMT_LIT(p, "\",\"pid\":");
@@ -129,6 +143,8 @@ static char *hex_arg(char *p, const char *key, size_t key_len, uint64_t v)
 static int js_track(void *w, struct fr_track *t)
 {
     struct js_sink *s = w;
+    if (!s->ms.base.kernel && t->kind == FR_TRACK_THREAD && t->tid == s->pid)
+        snprintf(s->program, sizeof s->program, "%s", t->comm);
     char *p = FR_FMT_LIT(room(s), ",\n{\"ph\":\"M\",\"pid\":");
     p = fr_fmt_i64(p, s->pid);
     p = FR_FMT_LIT(p, ",\"tid\":");
@@ -142,33 +158,60 @@ static const char *const slice_cat[] = { "syscall", "call", "function",
                                          "lock", "lock", "signal", "irq",
                                          "sched" };
 
-static int js_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
-                    const struct fr_slice *sl)
+/* One complete slice, from its beginning to @a end_ns. */
+static int js_slice(struct js_sink *s, struct fr_track *t,
+                    const struct fr_slice *sl, uint64_t end_ns,
+                    uint32_t exit_event, uint64_t exit_data)
 {
-    struct js_sink *s = w;
-    char *p = head(s, 'B', js_tid(t), c->ns);
+    char *p = head(s, 'X', js_tid(t), sl->begin_ns);
+    /* Readers compute the end as ts + dur in floating point, which can
+     * land a rounding error after the next slice's start or after its
+     * parent's end, and then nest it wrongly (speedscope, the DevTools
+     * engine).  So dur is shortened by 10 ps per nesting level: ends come
+     * out strictly in order, and rounded to nanoseconds dur is exact. */
+    uint64_t depth = (uint64_t)(sl - t->stack) + 1;
+    uint64_t dur = (end_ns - sl->begin_ns) * 100u;
+    dur = dur > depth ? dur - depth : 0;
+    p = FR_FMT_LIT(p, ",\"dur\":");
+    p = fr_fmt_u64(p, dur / 100000u);
+    *p++ = '.';
+    p = fr_fmt_u64_zero(p, dur % 100000u, 5);
     p = FR_FMT_LIT(p, ",\"name\":");
     p = js_str(p, sl->name, strlen(sl->name));
     p = FR_FMT_LIT(p, ",\"cat\":\"");
     p = fr_fmt_str(p, slice_cat[sl->kind]);
     *p++ = '"';
-    if (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL)
-        p = hex_arg(p, "data", 4, sl->data);
+    if (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL) {
+        p = FR_FMT_LIT(p, ",\"args\":{\"data\":\"0x");
+        p = fr_fmt_hex(p, sl->data);
+        *p++ = '"';
+        if (exit_event != UINT32_MAX) {
+            p = FR_FMT_LIT(p, ",\"result\":\"0x");
+            p = fr_fmt_hex(p, exit_data);
+            *p++ = '"';
+        }
+        *p++ = '}';
+    }
     *p++ = '}';
     return done(s, p);
+}
+
+
+static int js_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
+                    const struct fr_slice *sl)
+{
+    /* Written when it ends, as one complete event. */
+    (void)t, (void)sl;
+    note_time(w, c->ns);
+    return 0;
 }
 
 static int js_end(void *w, const struct fr_ctx *c, struct fr_track *t,
                   const struct fr_slice *sl, uint32_t exit_event,
                   uint64_t exit_data)
 {
-    struct js_sink *s = w;
-    char *p = head(s, 'E', js_tid(t), c->ns);
-    if (exit_event != UINT32_MAX &&
-        (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL))
-        p = hex_arg(p, "result", 6, exit_data);
-    *p++ = '}';
-    return done(s, p);
+    note_time(w, c->ns);
+    return js_slice(w, t, sl, c->ns, exit_event, exit_data);
 }
 
 static int js_instant(void *w, const struct fr_ctx *c, struct fr_track *t,
@@ -233,20 +276,42 @@ static int js_header(struct fr_model_sink *ms)
     struct js_sink *s = (struct js_sink *)ms;
     const struct flightrec_stream_info *info = ms->base.src->info;
     s->pid = info->process_id >= 0 ? info->process_id : 1;
+    /* The process is named in the trailer, once its main thread's name is
+     * known; readers take metadata events anywhere. */
     char *p = FR_FMT_LIT(room(s), "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":");
     p = fr_fmt_i64(p, s->pid);
-    p = FR_FMT_LIT(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
-    char name[96];
-    if (ms->base.kernel)
-        snprintf(name, sizeof name, "RTEMS %s", info->bsp);
-    else
-        snprintf(name, sizeof name, "flightrec pid %" PRId64, s->pid);
-    p = js_str(p, name, strlen(name));
-    return done(s, FR_FMT_LIT(p, "}}"));
+    p = FR_FMT_LIT(p, ",\"tid\":0,\"name\":\"process_sort_index\","
+                      "\"args\":{\"sort_index\":0}}");
+    return done(s, p);
+}
+
+/* Slices still open when the trace ends, innermost first. */
+static void end_open(void *val, void *arg)
+{
+    struct fr_track *t = val;
+    struct js_sink *s = arg;
+    for (int i = t->depth - 1; i >= 0; i--)
+        js_slice(s, t, &t->stack[i], s->last_ns, UINT32_MAX, 0);
 }
 
 static void js_trailer(struct fr_model_sink *ms)
 {
+    struct js_sink *s = (struct js_sink *)ms;
+    fr_map_each(&ms->model.tracks, end_open, s);
+    const struct flightrec_stream_info *info = ms->base.src->info;
+    char name[96];
+    if (ms->base.kernel)
+        snprintf(name, sizeof name, "RTEMS %s", info->bsp);
+    else if (s->program[0] != '\0')
+        snprintf(name, sizeof name, "%s", s->program);
+    else
+        snprintf(name, sizeof name, "flightrec pid %" PRId64, s->pid);
+    char *p = FR_FMT_LIT(room(s), ",\n{\"ph\":\"M\",\"pid\":");
+    p = fr_fmt_i64(p, s->pid);
+    p = FR_FMT_LIT(p, ",\"tid\":0,\"name\":\"process_name\","
+                      "\"args\":{\"name\":");
+    p = js_str(p, name, strlen(name));
+    commit(s, FR_FMT_LIT(p, "}}"));
     fr_out_str(ms->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 }
 

@@ -52,7 +52,8 @@ static void ms_destroy(struct fr_sink *base)
     struct fr_model_sink *s = (struct fr_model_sink *)base;
     if (s->model_ready)
         fr_model_free(&s->model);
-    fr_out_close(s->out);
+    /* Still open: the conversion failed; leave nothing behind. */
+    fr_out_discard(s->out);
     free(s);
 }
 

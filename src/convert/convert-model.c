@@ -20,6 +20,7 @@ struct fr_mring {
     struct fr_track *owner;
     /* RTEMS processor */
     struct fr_track *running;
+    int running_known;     /* no loss since the last switch */
     int64_t out_tid;
     struct fr_track *cpu_track;
     struct fr_track *irq_track;
@@ -146,6 +147,7 @@ static int push(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
     s->event = event;
     s->key = key;
     s->data = data;
+    s->begin_ns = c->ns;
     /* Not snprintf: this runs for every slice. */
     size_t n = strnlen(name, sizeof s->name - 1);
     memcpy(s->name, name, n);
@@ -170,8 +172,10 @@ static int pop(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
         *err = m->ops->end(m->w, c, t, &t->stack[j], UINT32_MAX, 0);
     if (*err == 0)
         *err = m->ops->end(m->w, c, t, &t->stack[i], exit_event, exit_data);
-    for (int j = i + 1; j < t->depth && *err == 0; j++)
+    for (int j = i + 1; j < t->depth && *err == 0; j++) {
+        t->stack[j].begin_ns = c->ns;
         *err = m->ops->begin(m->w, c, t, &t->stack[j]);
+    }
     memmove(&t->stack[i], &t->stack[i + 1],
             (size_t)(t->depth - i - 1) * sizeof t->stack[0]);
     t->depth--;
@@ -334,25 +338,33 @@ static int kernel_record(struct fr_model *m, struct fr_mring *r,
     }
     c->thread = r->running;
     c->in_irq = r->irq_depth > 0;
-    if (rec->type == FLIGHTREC_RECORD_LOSS)
+    if (rec->type == FLIGHTREC_RECORD_LOSS) {
+        /* Which thread runs after a loss is unknown until a switch. */
+        r->out_tid = -1;
+        r->running_known = 0;
         return m->ops->loss(m->w, c, r->cpu_track, rec->loss_kind,
                             rec->loss_count);
+    }
     uint32_t ev = rec->event;
     switch (m->ev.role[ev]) {
     case FR_ROLE_SWITCH_OUT:
         r->out_tid = (int64_t)rec->data;
         return 0;
     case FR_ROLE_SWITCH_IN: {
-        struct fr_track *prev = r->running;
+        struct fr_track *prev = r->running_known ? r->running : NULL;
         if (r->out_tid >= 0)
             prev = rtems_thread(m, r, r->out_tid, &err);
         struct fr_track *next = rtems_thread(m, r, (int64_t)rec->data, &err);
         if (next == NULL || err != 0)
             return -1;
-        err = m->ops->sched_switch(m->w, c, prev, next);
+        /* Only the thread switched in is known (the stream starts here, or
+         * a loss cut the switch): half a switch is not shown as one. */
+        if (prev != NULL)
+            err = m->ops->sched_switch(m->w, c, prev, next);
         if (err == 0)
             pop(m, c, r->cpu_track, FR_SLICE_RUN, 0, ev, rec->data, &err);
         r->running = next;
+        r->running_known = 1;
         r->out_tid = -1;
         c->thread = next;
         /* Idle time is shown as a gap, as viewers do for Linux. */

@@ -39,6 +39,7 @@ struct fr_slice {
     uint32_t event;        /* entry event id */
     uint64_t key;          /* what the exit must match */
     uint64_t data;         /* entry data */
+    uint64_t begin_ns;     /* when it began (or was reopened) */
     char name[48];
 };
 

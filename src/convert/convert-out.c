@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "convert-out.h"
 
 #include <errno.h>
@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int fr_write_all(int fd, const void *buf, size_t n)
@@ -25,6 +27,37 @@ int fr_write_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
+char *fr_resolve_link(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (real != NULL)
+            return real;
+    }
+    return strdup(path);
+}
+
+char *fr_temp_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dir_len;
+    size_t n = strlen(path) + 16;
+    char *name = malloc(n);
+    if (name != NULL)
+        snprintf(name, n, "%.*s.%s.XXXXXX", (int)dir_len, path, base);
+    return name;
+}
+
+/* Whether @a path names something that must be written in place: a device
+ * (/dev/null), a FIFO or a socket is never replaced by a rename. */
+static int write_in_place(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 struct fr_out *fr_out_open(const char *path)
 {
     struct fr_out *out = malloc(sizeof *out);
@@ -33,18 +66,35 @@ struct fr_out *fr_out_open(const char *path)
     out->len = 0;
     out->failed = 0;
     out->err = 0;
+    out->final_path = NULL;
+    out->tmp_path = NULL;
+    out->own_fd = 1;
     if (strcmp(path, "-") == 0) {
         out->fd = STDOUT_FILENO;
         out->own_fd = 0;
+        return out;
+    }
+    if (write_in_place(path)) {
+        out->fd = open(path, O_WRONLY | O_CLOEXEC);
     } else {
-        out->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (out->fd < 0) {
-            int e = errno;
-            free(out);
-            errno = e;
-            return NULL;
+        /* Through a link: the file it names is replaced, not the link. */
+        out->final_path = fr_resolve_link(path);
+        out->tmp_path = out->final_path ? fr_temp_name(out->final_path)
+                                        : NULL;
+        if (out->final_path == NULL || out->tmp_path == NULL) {
+            errno = ENOMEM;
+            out->fd = -1;
+        } else {
+            out->fd = mkstemp(out->tmp_path);
         }
-        out->own_fd = 1;
+    }
+    if (out->fd < 0) {
+        int e = errno;
+        free(out->final_path);
+        free(out->tmp_path);
+        free(out);
+        errno = e;
+        return NULL;
     }
     return out;
 }
@@ -62,6 +112,15 @@ int fr_out_flush(struct fr_out *out)
     return out->failed ? -1 : 0;
 }
 
+static void release(struct fr_out *out, int remove_tmp)
+{
+    if (remove_tmp && out->tmp_path != NULL)
+        unlink(out->tmp_path);
+    free(out->final_path);
+    free(out->tmp_path);
+    free(out);
+}
+
 int fr_out_close(struct fr_out *out)
 {
     if (out == NULL)
@@ -72,10 +131,24 @@ int fr_out_close(struct fr_out *out)
         rc = -1;
         e = errno;
     }
-    free(out);
+    if (rc == 0 && out->tmp_path != NULL &&
+        rename(out->tmp_path, out->final_path) != 0) {
+        rc = -1;
+        e = errno;
+    }
+    release(out, rc != 0);
     if (rc != 0)
         errno = e;
     return rc;
+}
+
+void fr_out_discard(struct fr_out *out)
+{
+    if (out == NULL)
+        return;
+    if (out->own_fd)
+        close(out->fd);
+    release(out, 1);
 }
 
 void fr_out_printf(struct fr_out *out, const char *fmt, ...)

@@ -13,18 +13,39 @@
 struct fr_out {
     int fd;
     int own_fd;          /* close at fr_out_close */
+    char *final_path;    /* renamed to at fr_out_close; NULL: written in
+                          * place (stdout, a device or a FIFO) */
+    char *tmp_path;      /* the file being written until then */
     int failed;          /* a write failed: errno kept in err */
     int err;
     size_t len;
     unsigned char buf[FR_OUT_CAP];
 };
 
-/* Opens @a path for writing ("-" = stdout).  Returns NULL and sets errno. */
+/*
+ * Opens @a path for writing ("-" = stdout).  A regular file is written
+ * under a temporary name in the same directory (mode 0600) and takes its
+ * place only at fr_out_close, so a failed conversion never leaves a partial
+ * file nor destroys the previous one.  Returns NULL and sets errno.
+ */
 struct fr_out *fr_out_open(const char *path);
 /* Flushes; returns 0 or -1 (errno-style code in out->err). */
 int fr_out_flush(struct fr_out *out);
-/* Flushes and closes; returns 0 or -1; frees @a out. */
+/* Flushes, closes and renames into place; returns 0 or -1 (the temporary
+ * file is removed then); frees @a out. */
 int fr_out_close(struct fr_out *out);
+/* Closes and removes what was written (NULL is fine); frees @a out. */
+void fr_out_discard(struct fr_out *out);
+
+/*
+ * A temporary name beside @a path: "DIR/.BASE.XXXXXX" (for mkstemp or
+ * mkdtemp).  Returns a malloc'd string or NULL.
+ */
+char *fr_temp_name(const char *path);
+
+/* @a path, or what it names when it is a symbolic link (so that replacing
+ * it replaces the file or directory, not the link).  malloc'd or NULL. */
+char *fr_resolve_link(const char *path);
 
 /* Room for @a n more bytes (n <= FR_OUT_CAP); flushes when needed. */
 static inline unsigned char *fr_out_reserve(struct fr_out *out, size_t n)

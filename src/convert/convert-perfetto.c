@@ -8,6 +8,12 @@
  * Tracks: one process, a thread track per thread (signal handlers and RTEMS
  * processors on named child tracks), a counter track for heap bytes in use.
  * Slices and instants come from the shared model (convert-model.h).
+ *
+ * What the importer relies on beyond the schema: a clock snapshot first
+ * (trace time is BOOTTIME = uptime; REALTIME = uptime + the recording's
+ * wall-clock offset), every track described before use, slices balanced
+ * per track (those open at the end of the trace end there) and timestamps
+ * that never decrease on the one sequence.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -23,6 +29,7 @@
 #define HEAP_UUID 2u
 
 /* TracePacket */
+#define F_PKT_CLOCK_SNAPSHOT 6
 #define F_PKT_TIMESTAMP 8
 #define F_PKT_SEQ_ID 10
 #define F_PKT_TRACK_EVENT 11
@@ -44,6 +51,14 @@
 #define F_TE_CATEGORIES 22
 #define F_TE_NAME 23
 #define F_TE_COUNTER_VALUE 30
+
+/* ClockSnapshot, its Clock, and the builtin clock ids */
+#define F_CS_CLOCKS 1
+#define F_CS_PRIMARY 2
+#define F_CLK_ID 1
+#define F_CLK_TIMESTAMP 2
+#define CLOCK_REALTIME_ID 1
+#define CLOCK_BOOTTIME_ID 6
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3,
        TYPE_COUNTER = 4 };
@@ -115,6 +130,8 @@ struct pf_sink {
     struct fr_model_sink ms;
     int heap_announced;
     int first_packet;
+    uint64_t last_ns;        /* packet times never decrease */
+    int named_program;       /* the process is named after its main thread */
     uint8_t interned[FR_EVENT_IDS];
     struct pb e;
 };
@@ -139,8 +156,13 @@ static int pf_emit(struct pf_sink *s)
 static void pkt_start(struct pf_sink *s, uint64_t ns, int timed)
 {
     s->e.p = s->e.buf;
-    if (timed)
+    if (timed) {
+        /* Records delivered late (pipes) are shown at the latest time. */
+        if (ns < s->last_ns)
+            ns = s->last_ns;
+        s->last_ns = ns;
         pb_uint(&s->e, F_PKT_TIMESTAMP, ns);
+    }
     pb_uint(&s->e, F_PKT_SEQ_ID, SEQ_ID);
     /* The first packet clears incremental state (interned names); the
      * rest declare they use it. */
@@ -148,9 +170,19 @@ static void pkt_start(struct pf_sink *s, uint64_t ns, int timed)
     s->first_packet = 0;
 }
 
+static int process_descriptor(struct pf_sink *s, const char *name);
+
 static int pf_track(void *w, struct fr_track *t)
 {
     struct pf_sink *s = w;
+    int64_t main_tid = s->ms.base.src->info->process_id;
+    if (!s->ms.base.kernel && !s->named_program && t->kind == FR_TRACK_THREAD &&
+        t->tid == main_tid && main_tid >= 0 && t->comm[0] != '\0') {
+        /* The main thread bears the program's name. */
+        s->named_program = 1;
+        if (process_descriptor(s, t->comm) != 0)
+            return -1;
+    }
     pkt_start(s, 0, 0);
     unsigned char *td = pb_open(&s->e, F_PKT_TRACK_DESC);
     pb_uint(&s->e, F_TD_UUID, t->uuid);
@@ -303,30 +335,73 @@ static const struct fr_model_ops pf_model_ops = {
     pf_waking, pf_loss
 };
 
-static int pf_header(struct fr_model_sink *ms)
+static int process_descriptor(struct pf_sink *s, const char *name)
 {
-    struct pf_sink *s = (struct pf_sink *)ms;
-    const struct flightrec_stream_info *info = ms->base.src->info;
-    s->first_packet = 1;
+    const struct flightrec_stream_info *info = s->ms.base.src->info;
     pkt_start(s, 0, 0);
     unsigned char *td = pb_open(&s->e, F_PKT_TRACK_DESC);
     pb_uint(&s->e, F_TD_UUID, PROCESS_UUID);
     unsigned char *pd = pb_open(&s->e, F_TD_PROCESS);
     int64_t pid = info->process_id >= 0 ? info->process_id : 1;
     pb_uint(&s->e, 1, (uint64_t)pid);
-    char name[96];
-    if (ms->base.kernel)
-        snprintf(name, sizeof name, "RTEMS %s", info->bsp);
-    else
-        snprintf(name, sizeof name, "flightrec pid %" PRId64, pid);
     pb_str(&s->e, 6, name);
     pb_close(&s->e, pd);
     pb_close(&s->e, td);
     return pf_emit(s);
 }
 
+/* Trace time is the uptime, Perfetto's default BOOTTIME; the snapshot maps
+ * it to REALTIME so that the UI shows wall-clock time. */
+static int clock_snapshot(struct pf_sink *s, uint64_t realtime_at_zero)
+{
+    pkt_start(s, 0, 1);
+    unsigned char *cs = pb_open(&s->e, F_PKT_CLOCK_SNAPSHOT);
+    unsigned char *c = pb_open(&s->e, F_CS_CLOCKS);
+    pb_uint(&s->e, F_CLK_ID, CLOCK_BOOTTIME_ID);
+    pb_uint(&s->e, F_CLK_TIMESTAMP, 0);
+    pb_close(&s->e, c);
+    c = pb_open(&s->e, F_CS_CLOCKS);
+    pb_uint(&s->e, F_CLK_ID, CLOCK_REALTIME_ID);
+    pb_uint(&s->e, F_CLK_TIMESTAMP, realtime_at_zero);
+    pb_close(&s->e, c);
+    pb_uint(&s->e, F_CS_PRIMARY, CLOCK_BOOTTIME_ID);
+    pb_close(&s->e, cs);
+    return pf_emit(s);
+}
+
+static int pf_header(struct fr_model_sink *ms)
+{
+    struct pf_sink *s = (struct pf_sink *)ms;
+    const struct flightrec_stream_info *info = ms->base.src->info;
+    s->first_packet = 1;
+    if (info->has_realtime && clock_snapshot(s, info->realtime_ns_at_zero))
+        return -1;
+    char name[96];
+    if (ms->base.kernel)
+        snprintf(name, sizeof name, "RTEMS %s", info->bsp);
+    else
+        snprintf(name, sizeof name, "flightrec pid %" PRId64,
+                 info->process_id >= 0 ? info->process_id : 1);
+    return process_descriptor(s, name);
+}
+
+/* Slices still open when the trace ends, innermost first. */
+static void end_open(void *val, void *arg)
+{
+    struct fr_track *t = val;
+    struct pf_sink *s = arg;
+    struct fr_ctx c = { s->last_ns, t->cpu, NULL, 0 };
+    for (int i = t->depth - 1; i >= 0; i--)
+        pf_end(s, &c, t, &t->stack[i], UINT32_MAX, 0);
+}
+
+static void pf_trailer(struct fr_model_sink *ms)
+{
+    fr_map_each(&ms->model.tracks, end_open, ms);
+}
+
 static const struct fr_model_sink_format pf_format = {
-    &pf_model_ops, pf_header, NULL
+    &pf_model_ops, pf_header, pf_trailer
 };
 
 int fr_perfetto_create(struct fr_sink **out, const char *path, char *err,

@@ -100,7 +100,6 @@ static int setup(struct run *r, struct fr_sink *sink,
     return 0;
 }
 
-/* Ends the stream and the sink; reports the first error. */
 /* Records the window let through out of order (pipes only). */
 static uint64_t late_count(const flightrec_client *client)
 {
@@ -110,6 +109,8 @@ static uint64_t late_count(const flightrec_client *client)
     return tot.late;
 }
 
+/* Ends the stream and, when all went well, the sink (which puts the output
+ * in place); reports the first error. */
 static int finish(struct run *r, int feed_rc, char *err, size_t err_size)
 {
     int rc = flightrec_client_finish(r->client);
@@ -121,19 +122,15 @@ static int finish(struct run *r, int feed_rc, char *err, size_t err_size)
     if (r->failed) {
         fr_errorf(err, err_size, "%s", r->sink->error);
         ret = -1;
-    } else if (!r->begun && begin(r) != 0) {
-        fr_errorf(err, err_size, "%s", r->sink->error);
-        ret = -1;
-    } else if (fr_sink_end(r->sink) != 0) {
-        fr_errorf(err, err_size, "%s", r->sink->error);
-        ret = -1;
-    }
-    /* A decoder error still leaves a valid output of what came before. */
-    if (ret == 0 && rc != 0 && rc != FLIGHTREC_ECALLBACK) {
+    } else if (rc != 0) {
         const char *m = flightrec_client_message(r->client);
         fr_errorf(err, err_size, "%s", m[0] ? m : "invalid stream");
         ret = -1;
+    } else if ((!r->begun && begin(r) != 0) || fr_sink_end(r->sink) != 0) {
+        fr_errorf(err, err_size, "%s", r->sink->error);
+        ret = -1;
     }
+    r->stats->untimed = r->sink->untimed;
     flightrec_client_destroy(r->client);
     return ret;
 }

@@ -54,6 +54,11 @@ int fr_sink_begin(struct fr_sink *sink, const struct fr_source *src)
 
 int fr_sink_record(struct fr_sink *sink, const struct flightrec_record *rec)
 {
+    if (rec->type == FLIGHTREC_RECORD_EVENT &&
+        (rec->flags & FLIGHTREC_RECORD_UNTIMED) != 0) {
+        sink->untimed++;
+        return 0;
+    }
     return sink->ops->record(sink, rec);
 }
 

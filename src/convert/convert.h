@@ -45,6 +45,12 @@ struct fr_sink {
     const struct fr_source *src;
     int kernel;          /* RTEMS stream: per-CPU, kernel-shaped output */
     char error[256];     /* set when an operation fails */
+    /* Events that could not be timed: every format is a timeline, so they
+     * are left out (and counted for a warning) rather than put anywhere. */
+    uint64_t untimed;
+    /* Thread switches with only the thread switched in known (the stream
+     * starts there, or a loss cut the switch): not shown as switches. */
+    uint64_t half_switches;
 };
 
 /* Parses "ctf", "perfetto", "ftrace", "json"; -1 if unknown. */
@@ -53,8 +59,10 @@ const char *fr_format_name(int format);
 
 /*
  * Creates a sink writing @a format to @a path: a directory for CTF (created
- * if missing), a file or "-" (stdout) for the others.  Returns 0 or -1 with
- * a message in @a err.
+ * if missing), a file or "-" (stdout) for the others.  The output appears
+ * (replacing what was there) only when fr_sink_end succeeds; a sink
+ * destroyed before that leaves no file behind.  Returns 0 or -1 with a
+ * message in @a err.
  */
 int fr_sink_create(struct fr_sink **out, int format, const char *path,
                    char *err, size_t err_size);
@@ -87,6 +95,7 @@ struct fr_convert_stats {
     uint64_t records;
     uint64_t lost;
     uint64_t late;    /* records written out of time order (pipes only) */
+    uint64_t untimed;        /* events left out: no time known */
 };
 
 /*
@@ -94,7 +103,8 @@ struct fr_convert_stats {
  * file in exact time order (flightrec_client_read_fd), anything else
  * through a merge window, counting in stats->late the records that came
  * too late for it.  Returns 0, or -1 with a message in @a err (decoder or
- * writer error).
+ * writer error); after an error the sink was not ended, so destroying it
+ * leaves no output.
  */
 int fr_convert_fd(int fd, struct fr_sink *sink,
                   const struct fr_convert_progress *progress,

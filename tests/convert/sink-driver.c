@@ -99,6 +99,19 @@ void drv_event(struct drv *d, uint32_t ring, uint64_t ns, uint32_t event,
         TEST_FAIL("record: %s", d->sink->error);
 }
 
+void drv_untimed(struct drv *d, uint32_t ring, uint32_t event, uint64_t data)
+{
+    struct flightrec_record r = { 0 };
+    r.type = FLIGHTREC_RECORD_EVENT;
+    r.flags = FLIGHTREC_RECORD_UNTIMED;
+    r.ring = ring;
+    r.event = event;
+    r.data = data;
+    r.ring_info = &d->rings[ring];
+    if (fr_sink_record(d->sink, &r) != 0)
+        TEST_FAIL("record: %s", d->sink->error);
+}
+
 void drv_loss(struct drv *d, uint32_t ring, uint64_t ns, uint32_t kind,
               uint64_t count)
 {
@@ -111,6 +124,18 @@ void drv_loss(struct drv *d, uint32_t ring, uint64_t ns, uint32_t kind,
     r.ring_info = &d->rings[ring];
     if (fr_sink_record(d->sink, &r) != 0)
         TEST_FAIL("loss: %s", d->sink->error);
+}
+
+void drv_finish(struct drv *d)
+{
+    if (fr_sink_end(d->sink) != 0)
+        TEST_FAIL("end: %s", d->sink->error);
+}
+
+void drv_destroy(struct drv *d)
+{
+    fr_sink_destroy(d->sink);
+    d->sink = NULL;
 }
 
 void drv_end(struct drv *d)

@@ -33,9 +33,14 @@ void drv_thread(struct drv *d, int64_t tid, const char *name);
 void drv_begin(struct drv *d);
 void drv_event(struct drv *d, uint32_t ring, uint64_t ns, uint32_t event,
                uint64_t data);
+/* An event the decoder could not time (FLIGHTREC_RECORD_UNTIMED, time 0). */
+void drv_untimed(struct drv *d, uint32_t ring, uint32_t event, uint64_t data);
 void drv_loss(struct drv *d, uint32_t ring, uint64_t ns, uint32_t kind,
               uint64_t count);
 void drv_end(struct drv *d);
+/* Ends the sink but keeps it for its counters; drv_destroy frees it. */
+void drv_finish(struct drv *d);
+void drv_destroy(struct drv *d);
 
 /* Runs a shell command; returns its stdout+stderr (malloc'd) and sets
  * *status to its exit status. */

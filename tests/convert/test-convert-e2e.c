@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <flightrec/events.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sink-driver.h"
 #include "stream-vector.h"
@@ -56,13 +58,13 @@ TEST(ctf)
     char *out = run_cmd(cmd, &st);
     CHECK_EQ_I(st, 0);
     CHECK_EQ_I(count_lines(out, "[00000000000000001500] flightrec:(777) "
-               "USER_1: { cpu_id = 0 }, { vtid = 101, procname = \"worker\" "
+               "USER_1: { cpu_id = 0, vtid = 101, procname = \"worker\" "
                "}, { data = 0x7 }"), 1);
     CHECK_EQ_I(count_lines(out, "[00000000000000002100] flightrec:(777) "
-               "lttng_ust_libc:malloc: { cpu_id = 0 }, { vtid = 101, "
+               "lttng_ust_libc:malloc: { cpu_id = 0, vtid = 101, "
                "procname = \"worker\" }, { size = 64, ptr = 0x5000 }"), 1);
     CHECK_EQ_I(count_lines(out, "[00000000000000001300] flightrec:(777) "
-               "USER_2: { cpu_id = 1 }, { vtid = 102, procname = \"logger\" "
+               "USER_2: { cpu_id = 1, vtid = 102, procname = \"logger\" "
                "}, { data = 0x9 }"), 1);
     CHECK_EQ_I(count_lines(out, "Tracer discarded 3 events"), 1);
     CHECK_EQ_I(count_lines(out, "] flightrec:(777) "), 3);
@@ -78,7 +80,7 @@ TEST(formats)
     char cmd[2048];
     int st;
     snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
-             "--decode=perfetto.protos.Trace perfetto-subset.proto < '%s'",
+             "--decode=perfetto.protos.Trace perfetto-trace.proto < '%s'",
              SRC_DIR, file);
     char *out = run_cmd(cmd, &st);
     CHECK_EQ_I(st, 0);
@@ -125,6 +127,162 @@ TEST(errors)
     char badcopy[1024];
     snprintf(badcopy, sizeof badcopy, "%s", bad);
     CHECK_EQ_I(convert("json", scratch("e2e-bad.json"), badcopy), 1);
+}
+
+static void copy_path(char *dst, size_t n, const char *name)
+{
+    snprintf(dst, n, "%s", scratch(name));
+}
+
+static char *file_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    static char buf[1 << 16];
+    *len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return buf;
+}
+
+/* Entries in the scratch directory (the build's tests/convert) whose name
+ * starts with @a prefix: temporary names are ".OUT.XXXXXX". */
+static int leftovers(const char *prefix)
+{
+    char cmd[512];
+    int st;
+    snprintf(cmd, sizeof cmd, "ls -a | grep -c '^%s' || true", prefix);
+    char *out = run_cmd(cmd, &st);
+    int n = atoi(out);
+    free(out);
+    return n;
+}
+
+static void write_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ_U(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+TEST(failed_output)
+{
+    /* Was: a 32-byte .pftrace and a metadata-only CTF directory. */
+    char empty[1024], out[1024];
+    copy_path(empty, sizeof empty, "empty.rec");
+    write_file(empty, "", 0);
+    static const char *const formats[] = { "perfetto", "json", "ftrace",
+                                           "ctf" };
+    for (size_t i = 0; i < 4; i++) {
+        copy_path(out, sizeof out, "failed.out");
+        CHECK_EQ_I(convert(formats[i], out, empty), 1);
+        CHECK(access(out, F_OK) != 0);
+        CHECK_EQ_I(leftovers(".convert-out-failed.out."), 0);
+    }
+    /* A failure leaves the previous output as it was; a success replaces
+     * it, with mode 0600. */
+    const char *in = write_stream("e2e-failed.rec");
+    char good[1024];
+    snprintf(good, sizeof good, "%s", in);
+    copy_path(out, sizeof out, "kept.json");
+    write_file(out, "previous", 8);
+    CHECK_EQ_I(convert("json", out, empty), 1);
+    size_t len;
+    char *bytes = file_bytes(out, &len);
+    CHECK_EQ_U(len, 8);
+    CHECK(memcmp(bytes, "previous", 8) == 0);
+    CHECK_EQ_I(convert("json", out, good), 0);
+    bytes = file_bytes(out, &len);
+    CHECK(len > 100 && memcmp(bytes, "{\"traceEvents\"", 14) == 0);
+    struct stat st;
+    CHECK_EQ_I(stat(out, &st), 0);
+    CHECK_EQ_U(st.st_mode & 0777, 0600);
+    CHECK_EQ_I(leftovers(".convert-out-kept.json."), 0);
+    /* Through a link, the file it names is replaced, the link stays. */
+    char link[1024];
+    copy_path(link, sizeof link, "kept-link.json");
+    CHECK_EQ_I(symlink("convert-out-kept.json", link), 0);
+    write_file(out, "previous", 8);
+    CHECK_EQ_I(convert("json", link, good), 0);
+    CHECK_EQ_I(lstat(link, &st), 0);
+    CHECK(S_ISLNK(st.st_mode));
+    bytes = file_bytes(out, &len);
+    CHECK(len > 100 && memcmp(bytes, "{\"traceEvents\"", 14) == 0);
+    /* A device is written in place, never replaced. */
+    CHECK_EQ_I(convert("json", "/dev/null", good), 0);
+    CHECK_EQ_I(stat("/dev/null", &st), 0);
+    CHECK(S_ISCHR(st.st_mode));
+}
+
+TEST(ctf_replaced_whole)
+{
+    const char *in = write_stream("e2e-replaced.rec");
+    char good[1024], bad[1024], dir[1024];
+    snprintf(good, sizeof good, "%s", in);
+    copy_path(bad, sizeof bad, "truncated.rec");
+    size_t len;
+    char *bytes = file_bytes(good, &len);
+    write_file(bad, bytes, len - 5);   /* ends inside an item */
+    copy_path(dir, sizeof dir, "ctf-swap");
+    CHECK_EQ_I(convert("ctf", dir, good), 0);
+    char cmd[2048];
+    int st;
+    snprintf(cmd, sizeof cmd, "babeltrace2 '%s' | wc -l", dir);
+    char *before = run_cmd(cmd, &st);
+    CHECK_EQ_S(before, "3\n");
+    /* Was: the old trace deleted first, a metadata-only directory left. */
+    CHECK_EQ_I(convert("ctf", dir, bad), 1);
+    char *after = run_cmd(cmd, &st);
+    CHECK_EQ_S(after, "3\n");
+    free(after);
+    CHECK_EQ_I(leftovers(".convert-out-ctf-swap."), 0);
+    /* Converted again: replaced whole (two streams, as before). */
+    CHECK_EQ_I(convert("ctf", dir, good), 0);
+    snprintf(cmd, sizeof cmd, "ls '%s'", dir);
+    after = run_cmd(cmd, &st);
+    CHECK_EQ_S(after, "metadata\nstream_0\nstream_1\n");
+    free(after);
+    free(before);
+    struct stat sb;
+    snprintf(cmd, sizeof cmd, "%s/stream_0", dir);
+    CHECK_EQ_I(stat(cmd, &sb), 0);
+    CHECK_EQ_U(sb.st_mode & 0777, 0600);
+    CHECK_EQ_I(leftovers(".convert-out-ctf-swap."), 0);
+    /* A directory holding something else is not taken for a trace. */
+    snprintf(cmd, sizeof cmd, "%s/notes.txt", dir);
+    write_file(cmd, "mine", 4);
+    CHECK_EQ_I(convert("ctf", dir, good), 1);
+    CHECK_EQ_I(access(cmd, F_OK), 0);
+}
+
+TEST(output_is_input)
+{
+    /* Was: the input truncated to the output's first bytes. */
+    const char *in = write_stream("e2e-input.rec");
+    char path[1024], link[1024], dir[1024], cmd[3000];
+    snprintf(path, sizeof path, "%s", in);
+    size_t len0;
+    file_bytes(path, &len0);
+    CHECK_EQ_I(convert("json", path, path), 1);
+    copy_path(link, sizeof link, "e2e-link.rec");
+    CHECK_EQ_I(symlink(path, link), 0);   /* both in the scratch directory */
+    CHECK_EQ_I(convert("perfetto", link, path), 1);
+    CHECK_EQ_I(convert("ftrace", path, link), 1);
+    size_t len;
+    file_bytes(path, &len);
+    CHECK_EQ_U(len, len0);
+    /* CTF into the directory that holds the input. */
+    copy_path(dir, sizeof dir, "ctf-holds-input");
+    CHECK_EQ_I(mkdir(dir, 0755), 0);
+    char inside[1100];
+    snprintf(inside, sizeof inside, "%s/stream_9", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path, inside);
+    int st;
+    free(run_cmd(cmd, &st));
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(convert("ctf", dir, inside), 1);
+    file_bytes(inside, &len);
+    CHECK_EQ_U(len, len0);
 }
 
 TEST_MAIN()

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,7 +33,8 @@ static const char usage[] =
     "              streams as an LTTng-UST trace\n"
     "   perfetto   Perfetto protobuf file (ui.perfetto.dev)\n"
     "   ftrace     Linux ftrace text (Perfetto, Trace Compass)\n"
-    "   json       Chrome JSON Trace Event Format (Perfetto)\n"
+    "   json       Chrome JSON Trace Event Format (Perfetto, Chrome\n"
+    "              DevTools, speedscope)\n"
     "\n"
     "Options:\n"
     "   -t, --to FORMAT   output format\n"
@@ -40,6 +42,49 @@ static const char usage[] =
     "   --memory-limit=SIZE  stop when the decoder would hold more (e.g.\n"
     "                     512M; default half the RAM; 0: no limit)\n"
     "   -h, --help        print this help and exit\n";
+
+/* Whether writing @a output would overwrite the input: the same file
+ * (also through a link), or for CTF, the directory holding it, which is
+ * replaced whole. */
+static int output_is_input(const struct cli_input *in, const char *output,
+                           int format)
+{
+    struct stat in_st, out_st;
+    if (strcmp(output, "-") == 0 || fstat(in->fd, &in_st) != 0 ||
+        stat(output, &out_st) != 0)
+        return 0;
+    if (in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+        return 1;
+    if (format != FR_FORMAT_CTF || strcmp(in->path, "-") == 0)
+        return 0;
+    /* The input's directory, as the input names it. */
+    char dir[4096];
+    const char *slash = strrchr(in->path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - in->path + 1),
+                 in->path);
+    struct stat dir_st;
+    return stat(dir, &dir_st) == 0 && dir_st.st_dev == out_st.st_dev &&
+           dir_st.st_ino == out_st.st_ino;
+}
+
+/* CTF keeps a file per ring open while it can (reopening costs far more
+ * than writing): the soft file limit is raised as far as the hard one
+ * allows.  Past it, files are still closed and reopened as needed. */
+static void raise_file_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536
+                      ? 65536 : rl.rlim_max;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
 
 /* Progress only pays off for big files read interactively. */
 #define PROGRESS_MIN_BYTES (64ull << 20)
@@ -105,13 +150,20 @@ int cmd_convert(int argc, char **argv)
     char err[512];
     struct fr_sink *sink = NULL;
     int rc = CLI_FAIL;
+    if (output_is_input(&in, output, format)) {
+        cli_msg(CLI_ERROR, "output %s would overwrite the input %s", output,
+                in.name);
+        goto out;
+    }
+    if (format == FR_FORMAT_CTF)
+        raise_file_limit();
     if (fr_sink_create(&sink, format, output, err, sizeof err) != 0) {
         cli_msg(CLI_ERROR, "%s", err);
         goto out;
     }
     struct fr_convert_stats stats;
     if (fr_convert_fd(in.fd, sink, &progress, &stats, err, sizeof err) != 0) {
-        cli_msg(CLI_ERROR, "%s: %s", in.name, err);
+        cli_msg(CLI_ERROR, "%s: %s (no output written)", in.name, err);
         goto out;
     }
     /* Out of order, which a viewer may not expect: never silently. */
@@ -124,6 +176,10 @@ int cmd_convert(int argc, char **argv)
     if (stats.lost > 0)
         cli_msg(CLI_WARN, "%" PRIu64 " items were lost in the recording "
                 "(marked in the output)", stats.lost);
+    if (stats.untimed > 0)
+        cli_msg(CLI_WARN, "%" PRIu64 " events could not be timed (the "
+                "stream ends before their time was known) and were left "
+                "out", stats.untimed);
     rc = CLI_OK;
 out:
     fr_sink_destroy(sink);

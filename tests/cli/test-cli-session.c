@@ -299,12 +299,12 @@ TEST(stream_delivers_or_counts_every_event)
     /* Discard mode with small rings: the consumer outside cannot keep up
      * all the time, and what it misses is counted. */
     pid_t child = start_recorder(200000, FLIGHTREC_MODE_DISCARD, 1024, &hold);
-    /* The session exists once a thread records (flightrec_setup made it
-     * before the threads started): a consumer started earlier finds no
-     * session directory. */
-    for (int i = 0; i < 20000 && atomic_load(&side->tid[0]) == 0; i++)
+    /* The session exists once a thread has recorded (the first event
+     * creates the region at the latest): a consumer started earlier finds
+     * no session. */
+    for (int i = 0; i < 20000 && atomic_load(&side->done[0]) == 0; i++)
         usleep(1000);
-    CHECK(atomic_load(&side->tid[0]) != 0);
+    CHECK(atomic_load(&side->done[0]) != 0);
     char rec[600], cmd[1400];
     out_path(rec, sizeof(rec), "stream.rec");
     snprintf(cmd, sizeof(cmd), "%s stream -o '%s' %d", FLIGHTREC_BIN, rec,

@@ -14,3 +14,10 @@ cp "$here"/corpus/* "$work"/
 # fuzz/corpus to keep them as regression inputs.
 "$build"/fuzz/fuzz-client -max_total_time="$secs" -max_len=4096 \
     -rss_limit_mb=2048 -artifact_prefix="$build"/ "$work"
+# The region reader, seeded with a real session file.
+cmake --build "$build" --target fuzz-region -j2
+region_work=$(mktemp -d)
+trap 'rm -rf "$work" "$region_work"' EXIT
+cp "$here"/corpus-region/* "$region_work"/
+"$build"/fuzz/fuzz-region -max_total_time="$((secs / 3 + 1))" -max_len=120000 \
+    -rss_limit_mb=2048 -artifact_prefix="$build"/region- "$region_work"

@@ -145,8 +145,13 @@ static uint64_t attach_steps_with(int pairs_before)
      * their pairs are retained with unread items. */
     pthread_t *threads = calloc((size_t)pairs_before, sizeof(*threads));
     pthread_barrier_init(&hold_barrier, NULL, (unsigned)pairs_before + 1);
+    /* Small stacks: thousands of threads at once fit a 32-bit process. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
     for (int i = 0; i < pairs_before; i++)
-        CHECK_EQ_I(pthread_create(&threads[i], NULL, hold, NULL), 0);
+        CHECK_EQ_I(pthread_create(&threads[i], &attr, hold, NULL), 0);
+    pthread_attr_destroy(&attr);
     pthread_barrier_wait(&hold_barrier);
     for (int i = 0; i < pairs_before; i++)
         CHECK_EQ_I(pthread_join(threads[i], NULL), 0);

@@ -202,6 +202,11 @@ int32_t flightrec__port_thread_id(void)
     return FW_CPU_ID;
 }
 
+void flightrec__port_process_forked(struct flightrec_region_process *process)
+{
+    (void)process; /* no fork on firmware */
+}
+
 int32_t flightrec__port_process_id(void)
 {
     return 0;

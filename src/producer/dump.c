@@ -7,6 +7,9 @@
 #include "runtime.h"
 
 #include "../region/ring-reader.h"
+#ifndef FLIGHTREC_PORT_FIRMWARE
+#include "../region/session.h"
+#endif
 
 #include <errno.h>
 #include <string.h>
@@ -139,6 +142,17 @@ int flightrec_drain(int fd)
     if (flightrec__region_base == NULL)
         return -ENOMEM;
     publish_frequency();
+#ifndef FLIGHTREC_PORT_FIRMWARE
+    /* One consumer at a time: this process, or `flightrec stream` outside
+     * (whose claim, if it died, is taken over). */
+    const struct flightrec_region_process *me =
+        (const void *)(flightrec__region_base +
+                       region_header()->process_offset);
+    int32_t holder = 0;
+    if (fr_consumer_claim(region_control(), me->pid, me->start_time,
+                          &holder) != 0)
+        return -EBUSY;
+#endif
     flightrec__mutex_lock(&drain_lock);
     if (fd != drain_fd || !drain_started) {
         /* A cut item is finished only on the descriptor it was cut on. */

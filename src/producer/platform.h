@@ -33,6 +33,9 @@ struct flightrec_region_process;
 int flightrec__port_region_share(void *base, size_t size,
                                  struct flightrec_region_process *process,
                                  char *message, size_t message_size);
+/* After fork() in the child: @process describes the child now (pid and
+ * start time, so that its claims and listings are its own). */
+void flightrec__port_process_forked(struct flightrec_region_process *process);
 /* Extends the backing of a shared region from @from to @to bytes (page
  * multiples): space is reserved up front, so a full file system is a
  * failed call here (-1) and never a SIGBUS later.  0 for private memory. */

@@ -178,6 +178,12 @@ int flightrec__port_region_share(void *base, size_t size,
     return 0;
 }
 
+void flightrec__port_process_forked(struct flightrec_region_process *process)
+{
+    process->pid = (int32_t)getpid();
+    process->start_time = fr_process_start_time(process->pid);
+}
+
 int flightrec__port_region_grow(void *base, size_t from, size_t to)
 {
     if (session_fd < 0)

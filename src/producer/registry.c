@@ -615,6 +615,8 @@ void flightrec__registry_reset_after_fork(void)
         fork_snapshot = NULL;
     }
     region_header()->process_id = flightrec__port_process_id();
+    flightrec__port_process_forked(
+        (void *)(flightrec__region_base + region_header()->process_offset));
     ring_t *mine = flightrec__self_ring();
     lists_rebuild(mine, 0);
     if (mine != NULL) {

@@ -10,7 +10,9 @@
 
 #include "../../src/region/region-check.h"
 #include "../../src/region/ring-reader.h"
+#include "../../src/region/session.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -309,6 +311,35 @@ TEST(ring_reader_reads_a_region_built_by_hand)
     }
     sp_free(&s);
     free(base);
+}
+
+/* One consumer at a time: while another live process holds the claim (as
+ * `flightrec stream` does), this process's own drain is refused; once the
+ * holder is gone, the drain takes the claim over. */
+TEST(drain_refused_while_another_consumer_holds_the_claim)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    const struct flightrec_region_header *h = (const void *)flightrec__region_base;
+    struct flightrec_region_control *c =
+        (void *)(flightrec__region_base + h->control_offset);
+    int32_t holder = 0;
+    pid_t parent = getppid();
+    CHECK_EQ_I(fr_consumer_claim(c, (int32_t)parent,
+                                 fr_process_start_time((int32_t)parent),
+                                 &holder),
+               0);
+    FILE *file = tmpfile();
+    CHECK_EQ_I(flightrec_drain(fileno(file)), -EBUSY);
+    /* A holder that is gone (this pid with another start time). */
+    atomic_store(&c->consumer_claim, (uint64_t)(uint32_t)getpid() << 42 | 1);
+    CHECK_EQ_I(flightrec_drain(fileno(file)), 0);
+    CHECK_EQ_I(fr_consumer_claim(c, (int32_t)parent,
+                                 fr_process_start_time((int32_t)parent),
+                                 &holder),
+               -1);
+    CHECK_EQ_I(holder, getpid());
+    fclose(file);
 }
 
 TEST_MAIN(TEST_ENTRY(header_describes_the_region),

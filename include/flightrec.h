@@ -226,8 +226,11 @@ FLIGHTREC_API int flightrec_dump(int fd);
  * ring with new items or new losses, with exact overflow and discard counts.
  * Calls are serialised; not async-signal-safe.
  * @retval 0 success
- * @retval -errno write() failed; the items of that call are lost and
- *         counted as overflow in the next call's chunks
+ * @retval -errno write() failed; the rest of an item the write cut is
+ *         written first by the next call, and the events in between show
+ *         as missing in the stream
+ * @retval -EBUSY another consumer (`flightrec stream`) holds the session:
+ *         one consumer at a time (docs/recording.md, "Sessions")
  */
 FLIGHTREC_API int flightrec_drain(int fd);
 

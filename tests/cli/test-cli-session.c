@@ -218,7 +218,8 @@ TEST(ls_and_dump_of_a_live_process)
     int hold;
     pid_t child = start_recorder(1000, FLIGHTREC_MODE_FLIGHT, 4096, &hold);
     wait_ready();
-    char out[8192], err[4096], args[1200], rec[600];
+    static char out[1 << 17];
+    char err[4096], args[1200], rec[600];
     CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
     char expect[200];
     snprintf(expect, sizeof(expect), "{\"pid\":%d,\"alive\":true,", (int)child);
@@ -242,6 +243,17 @@ TEST(ls_and_dump_of_a_live_process)
         CHECK_EQ_S(d.t[i].name, name);
     }
     CHECK_EQ_U(d.lost_total, 0);
+    /* print, stats and convert take a pid as they take a file. */
+    snprintf(args, sizeof(args), "stats %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "\nevents: 3000 (") != NULL);
+    CHECK(strstr(out, "lost: overflow 0, discard 0, missing 0\n") != NULL);
+    snprintf(args, sizeof(args), "print --csv --event USER_2 %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    size_t lines = 0;
+    for (const char *p = out; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    CHECK_EQ_U(lines, 1 + 1000); /* the CSV header and rec-2's events */
     /* A normal exit removes the session. */
     close(hold);
     int status;

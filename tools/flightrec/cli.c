@@ -78,9 +78,43 @@ int cli_bad_option(int c, char **argv, const char *usage)
 
 /*=====   Input   =====*/
 
+int (*cli_session_dump)(const char *pid, int fd);
+
+static int cli_input_stat(struct cli_input *in, const char *path);
+
+/* Whether @path is a process id (digits only). */
+static int is_pid(const char *path)
+{
+    if (path[0] == '\0')
+        return 0;
+    for (const char *p = path; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+/* A session's rings as a stream in an anonymous file: print PID. */
+static int open_session_dump(struct cli_input *in, const char *pid)
+{
+    FILE *buffer = tmpfile(); /* 0600, and no name left behind */
+    int fd = buffer != NULL ? dup(fileno(buffer)) : -1;
+    if (buffer != NULL)
+        fclose(buffer);
+    if (fd < 0) {
+        cli_msg(CLI_ERROR, "cannot make a buffer for process %s: %s", pid,
+                strerror(errno));
+        return -1;
+    }
+    if (cli_session_dump(pid, fd) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+        close(fd);
+        return -1;
+    }
+    in->fd = fd;
+    return 0;
+}
+
 int cli_input_open(struct cli_input *in, const char *path)
 {
-    struct stat st;
 
     if (path == NULL)
         path = "-";
@@ -95,12 +129,23 @@ int cli_input_open(struct cli_input *in, const char *path)
         do
             in->fd = open(path, O_RDONLY);
         while (in->fd < 0 && errno == EINTR);
+        /* A process id that is no file names a session. */
+        if (in->fd < 0 && errno == ENOENT && cli_session_dump != NULL &&
+            is_pid(path))
+            return open_session_dump(in, path) != 0 ? -1
+                                                    : cli_input_stat(in, path);
         if (in->fd < 0) {
             cli_msg(CLI_ERROR, "cannot open '%s': %s", path,
                     strerror(errno));
             return -1;
         }
     }
+    return cli_input_stat(in, path);
+}
+
+static int cli_input_stat(struct cli_input *in, const char *path)
+{
+    struct stat st;
     in->is_regular = fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode);
     if (in->fd != STDIN_FILENO && S_ISDIR(st.st_mode)) {
         cli_msg(CLI_ERROR, "cannot read '%s': %s", path, strerror(EISDIR));

@@ -109,6 +109,10 @@ struct cli_input {
  * "cannot open 'PATH': strerror" and returns -1.
  */
 int cli_input_open(struct cli_input *in, const char *path);
+/** Writes a stream of what the session of process @a pid holds to @a fd
+ * (flightrec dump); 0, or -1 after a message.  Set by cmd-session.c, so
+ * that print, stats and convert read a session given by its pid. */
+extern int (*cli_session_dump)(const char *pid, int fd);
 void cli_input_close(struct cli_input *in);
 
 /**

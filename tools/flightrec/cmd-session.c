@@ -421,6 +421,29 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
     }
 }
 
+/* cli_session_dump(): print, stats and convert of a PID. */
+static int dump_session_to(const char *pid, int fd)
+{
+    struct fr_session s;
+    if (open_session(pid, 0, &s) != 0)
+        return -1;
+    static unsigned char buf[OUT_BUFFER];
+    struct frw_sink sink;
+    int target = fd;
+    frw_sink_init_fd(&sink, &target, buf, sizeof(buf));
+    put_stream(&sink, s.base, 0, NULL, 1);
+    int rc = frw_sink_flush(&sink);
+    fr_session_close(&s);
+    if (rc != 0)
+        cli_msg(CLI_ERROR, "reading the session: %s", strerror(-rc));
+    return rc == 0 ? 0 : -1;
+}
+
+__attribute__((constructor)) static void offer_session_dump(void)
+{
+    cli_session_dump = dump_session_to;
+}
+
 int cmd_dump(int argc, char **argv)
 {
     static const struct option options[] = {

@@ -63,6 +63,8 @@ static const struct {
     {"EVENT_NAME_ID", A_NAME_ID},
     {"EVENT_NAME", A_NAME},
     {"PROCESS_ID", A_PID},
+    {"STREAM_END", A_IGNORE},
+    {"EVENT_KIND", A_IGNORE},
 };
 
 static unsigned char action_of(const char *name, int rtems, int version)

@@ -363,6 +363,10 @@ const char *const flightrec__v10_names[512] = {
     [356] = "SIGNAL_RAISE",
     [357] = "PACKET_SEND",
     [358] = "PACKET_RECEIVE",
+    [359] = "STREAM_END",
+    [360] = "EVENT_KIND",
+    [361] = "FATAL_SIGNAL",
+    [362] = "FATAL_ADDRESS",
 };
 
 static const char *const names_rtems_v1_seed[512] = {
@@ -3107,7 +3111,7 @@ const char *const *const flightrec__event_names[FRC_NUM_COUNT] = {
 };
 
 const unsigned short flightrec__event_count[FRC_NUM_COUNT] = {
-    [FRC_NUM_FLIGHTREC] = 359,
+    [FRC_NUM_FLIGHTREC] = 363,
     [FRC_NUM_RTEMS_V1_SEED] = 118,
     [FRC_NUM_RTEMS_V1] = 142,
     [FRC_NUM_RTEMS_V2] = 142,
@@ -3122,7 +3126,7 @@ const unsigned short flightrec__event_count[FRC_NUM_COUNT] = {
 };
 
 const char *const flightrec__numbering_names[FRC_NUM_COUNT] = {
-    [FRC_NUM_FLIGHTREC] = "flightrec (359 system events)",
+    [FRC_NUM_FLIGHTREC] = "flightrec (363 system events)",
     [FRC_NUM_RTEMS_V1_SEED] = "RTEMS v1, numbering of the 2018 patch (118 system events)",
     [FRC_NUM_RTEMS_V1] = "RTEMS v1, committed numbering (142 system events)",
     [FRC_NUM_RTEMS_V2] = "RTEMS v2 (142 system events)",

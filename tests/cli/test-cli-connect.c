@@ -117,7 +117,8 @@ struct proc {
     char err[600];
 };
 
-static void spawn(struct proc *p, const char *const *args)
+/* Runs flightrec with @a args; its stderr goes to @a err_fd if >= 0. */
+static void spawn_err(struct proc *p, const char *const *args, int err_fd)
 {
     const char *argv[32];
     size_t n = 0;
@@ -128,12 +129,16 @@ static void spawn(struct proc *p, const char *const *args)
     for (; args[n - 1] != NULL && n < 31; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
+    if (err_fd >= 0)
+        write_text(p->err, "", 0644); /* what reap() reads: nothing */
     p->pid = fork();
     CHECK(p->pid >= 0);
     if (p->pid == 0) {
         int in = open("/dev/null", O_RDONLY);
         int out = open(p->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int err = open(p->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = err_fd >= 0 ? err_fd
+                              : open(p->err, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
         if (in < 0 || out < 0 || err < 0)
             _exit(126);
         dup2(in, 0);
@@ -142,6 +147,11 @@ static void spawn(struct proc *p, const char *const *args)
         execv(FLIGHTREC_BIN, (char *const *)argv);
         _exit(127);
     }
+}
+
+static void spawn(struct proc *p, const char *const *args)
+{
+    spawn_err(p, args, -1);
 }
 
 static uint64_t now_ns(void)
@@ -975,6 +985,133 @@ TEST(nothing_listening)
     result_free(&r);
 }
 
+/* Sends @a arg's bytes (a stream start and an invalid item) at once,
+ * then waits for the client to leave. */
+static void serve_and_wait(int listen_fd, int report_fd, const void *arg)
+{
+    const struct fr_vec *v = arg;
+    int c = accept_one(listen_fd);
+
+    (void)report_fd;
+    must(send_all(c, v->buf, v->len) == 0, 11);
+    until_client_leaves(c);
+    close(c);
+}
+
+/* A stream the decoder rejects: the message names the byte, the file
+ * holds what came; exit status 1. */
+TEST(invalid_stream)
+{
+    struct fr_vec v;
+    struct server s;
+    struct result r;
+    char want[1024];
+    const char *path = scratch("invalid.rec");
+
+    unlink(path);
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_64);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_VERSION, 99);
+    server_start(&s, serve_and_wait, &v);
+    RUN(&r, "connect", s.address, "-o", path, "--print");
+    snprintf(want, sizeof want, "flightrec connect: %s: byte 8: unsupported "
+             "stream version 99 (saved in '%s')\n", s.address, path);
+    CHECK_EQ_S(r.err, want);
+    CHECK_EQ_S(r.out, "");
+    CHECK_EQ_I(r.status, 1);
+    free(server_end(&s, 0).buf);
+    check_file_bytes(path, &v, v.len);
+    result_free(&r);
+    unlink(path);
+    fr_vec_free(&v);
+}
+
+/* A name: every address it resolves to is tried ("localhost" may give ::1
+ * first, where nothing listens). */
+TEST(hostname)
+{
+    struct fr_vec v;
+    struct server s;
+    struct result r;
+    char address[64];
+    const char *path = scratch("localhost.rec");
+
+    unlink(path);
+    flightrec_stream(&v, 1);
+    server_start(&s, serve_flightrec, &v);
+    snprintf(address, sizeof address, "localhost:%d", s.port);
+    RUN(&r, "connect", address, "-o", path);
+    CHECK_EQ_S(r.err, "");
+    CHECK_EQ_I(r.status, 0);
+    free(server_end(&s, 0).buf);
+    check_file_bytes(path, &v, v.len);
+    result_free(&r);
+    unlink(path);
+    fr_vec_free(&v);
+}
+
+/* A server that sends nothing (it waits for a token never given): the
+ * duration ends the command; nothing was saved, exit status 1. */
+static void serve_silence(int listen_fd, int report_fd, const void *arg)
+{
+    int c = accept_one(listen_fd);
+    char text[32];
+
+    (void)arg;
+    snprintf(text, sizeof text, "%zu", until_client_leaves(c));
+    report(report_fd, text, strlen(text));
+    close(c);
+}
+
+TEST(stopped_before_a_stream)
+{
+    struct server s;
+    struct result r;
+    char want[256];
+    const char *path = scratch("silent.rec");
+
+    unlink(path);
+    server_start(&s, serve_silence, NULL);
+    RUN(&r, "connect", s.address, "--duration", "0.3", "-o", path);
+    snprintf(want, sizeof want, "flightrec connect: stopped before %s sent "
+             "a stream: nothing was saved\n", s.address);
+    CHECK_EQ_S(r.err, want);
+    CHECK_EQ_I(r.status, 1);
+    struct bytes sent = server_end(&s, 0);
+    CHECK_EQ_S((char *)sent.buf, "0");
+    free(sent.buf);
+    CHECK(!exists(path));
+    result_free(&r);
+}
+
+/* Nothing listens: --reconnect retries after 0.25 s, then 0.5 s, ...;
+ * --duration ends the retries. */
+TEST(reconnect_backoff)
+{
+    struct result r;
+    char address[64], want[1024];
+    int port;
+    int fd = listen_loopback(AF_INET, &port);
+
+    CHECK(fd >= 0);
+    close(fd);
+    snprintf(address, sizeof address, "127.0.0.1:%d", port);
+    RUN(&r, "connect", "--reconnect", "--duration", "0.6", address, "-o",
+        scratch("never.rec"));
+    snprintf(want, sizeof want,
+             "flightrec connect: cannot connect to %s: Connection refused\n"
+             "flightrec connect: reconnecting to %s in 0.25 s (attempt 1 of "
+             "20)\n"
+             "flightrec connect: cannot connect to %s: Connection refused\n"
+             "flightrec connect: reconnecting to %s in 0.50 s (attempt 2 of "
+             "20)\n"
+             "flightrec connect: stopped before %s sent a stream: nothing was "
+             "saved\n", address, address, address, address, address);
+    CHECK_EQ_S(r.err, want);
+    CHECK_EQ_I(r.status, 1);
+    CHECK(!exists(scratch("never.rec")));
+    result_free(&r);
+}
+
 /* The server gets exactly "token X\npid N\n\n", then streams. */
 static void serve_hello(int listen_fd, int report_fd, const void *arg)
 {
@@ -1159,6 +1296,85 @@ TEST(ipv6)
         check_file_bytes(path, &v, v.len);
     }
     result_free(&r);
+    unlink(path);
+    fr_vec_free(&v);
+}
+
+/* Everything the program writes to the terminal @a master until it ends. */
+static char *read_terminal(int master, struct proc *p, struct result *r)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+
+    CHECK(text != NULL);
+    for (;;) {
+        struct pollfd pfd = { .fd = master, .events = POLLIN };
+        if (poll(&pfd, 1, 100) > 0) {
+            ssize_t n = read(master, text + len, cap - 1 - len);
+            if (n > 0) {
+                len += (size_t)n;
+                CHECK(len < cap - 1);
+                continue;
+            }
+            /* EIO: the program's side of the terminal is closed. */
+            break;
+        }
+        if (waitpid(p->pid, NULL, WNOHANG) != 0)
+            break;
+    }
+    text[len] = '\0';
+    reap(p, r);
+    return text;
+}
+
+/* On a terminal: a status line while receiving, cleared, then a summary;
+ * -q shows neither. */
+TEST(status_line)
+{
+    struct fr_vec v;
+    const char *path = scratch("status.rec");
+
+    flightrec_stream(&v, 1);
+    for (int quiet = 0; quiet < 2; quiet++) {
+        struct server s;
+        struct proc p;
+        struct result r;
+        char want[1024];
+        unlink(path);
+        int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        CHECK(master >= 0);
+        CHECK(grantpt(master) == 0 && unlockpt(master) == 0);
+        int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+        CHECK(slave >= 0);
+        server_start(&s, serve_flightrec, &v);
+        const char *const loud[] = { "connect", s.address, "-o", path, NULL };
+        const char *const hushed[] = { "-q", "connect", s.address, "-o",
+                                       path, NULL };
+        spawn_err(&p, quiet ? hushed : loud, slave);
+        close(slave);
+        char *seen = read_terminal(master, &p, &r);
+        close(master);
+        CHECK_EQ_I(r.status, 0);
+        free(server_end(&s, 0).buf);
+        check_file_bytes(path, &v, v.len);
+        if (quiet) {
+            CHECK_EQ_S(seen, "");
+        } else {
+            /* The terminal turns "\n" into "\r\n". */
+            snprintf(want, sizeof want, "\r%s: ", s.address);
+            CHECK(strncmp(seen, want, strlen(want)) == 0);
+            CHECK(strstr(seen, " events, ") != NULL);
+            CHECK(strstr(seen, " events, -/s, lost 0, 0.0 s\033[K") != NULL);
+            snprintf(want, sizeof want, "\r\033[Kflightrec connect: '%s': "
+                     "5 events, %zu bytes from %s (end of stream)\r\n", path,
+                     v.len, s.address);
+            size_t n = strlen(seen), w = strlen(want);
+            CHECK(n > w);
+            CHECK_EQ_S(seen + n - w, want);
+        }
+        free(seen);
+        result_free(&r);
+    }
     unlink(path);
     fr_vec_free(&v);
 }

@@ -439,6 +439,8 @@ struct session {
     struct cli_printer *printer;
     uint64_t start_ns;
     uint64_t next_status_ns;
+    uint64_t rate_at_ns;        /* the previous status line, 0: none */
+    uint64_t rate_events;       /* events then */
     int status_on_screen;
 };
 
@@ -464,9 +466,16 @@ static void show_status(struct session *s)
     uint64_t lost = t.overflow;
     lost = lost + t.discard < lost ? UINT64_MAX : lost + t.discard;
     lost = lost + t.missing < lost ? UINT64_MAX : lost + t.missing;
-    fprintf(stderr, "\r%s: %llu events, %.1f/s, lost %llu, %.1f s\033[K",
-            s->opt->target.shown, (unsigned long long)t.events,
-            seconds > 0 ? (double)t.events / seconds : 0.0,
+    /* The rate of the last period (the first display has none). */
+    char rate[32] = "-";
+    if (s->rate_at_ns != 0 && now > s->rate_at_ns)
+        snprintf(rate, sizeof rate, "%.1f",
+                 (double)(t.events - s->rate_events) * 1e9 /
+                     (double)(now - s->rate_at_ns));
+    s->rate_at_ns = now;
+    s->rate_events = t.events;
+    fprintf(stderr, "\r%s: %llu events, %s/s, lost %llu, %.1f s\033[K",
+            s->opt->target.shown, (unsigned long long)t.events, rate,
             (unsigned long long)lost, seconds);
     fflush(stderr);
     s->status_on_screen = 1;

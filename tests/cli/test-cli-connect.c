@@ -661,10 +661,11 @@ static const char flightrec_text[] =
 
 /*=====   RTEMS record servers   =====*/
 
-/* connect saves an RTEMS server's stream byte for byte until Ctrl-C, sends
- * it nothing, and print decodes the file exactly. */
+/* connect saves an RTEMS server's stream byte for byte until Ctrl-C or
+ * SIGTERM (@a stop_signal), sends it nothing, and print and convert read
+ * the file: print exactly. */
 static void rtems_case(struct fr_vec *v, const char *text, int live_print,
-                       const char *convert_warning)
+                       const char *convert_warning, int stop_signal)
 {
     struct server s;
     struct proc p;
@@ -677,7 +678,7 @@ static void rtems_case(struct fr_vec *v, const char *text, int live_print,
                                  live_print ? "--print" : NULL, NULL };
     spawn(&p, args);
     wait_for_size(path, v->len);
-    CHECK(kill(p.pid, SIGINT) == 0);
+    CHECK(kill(p.pid, stop_signal) == 0);
     reap(&p, &r);
     CHECK_EQ_S(r.err, "");
     CHECK_EQ_I(r.status, 0);
@@ -716,7 +717,7 @@ TEST(rtems_v9)
     struct fr_vec v;
 
     rtems_v9_stream(&v);
-    rtems_case(&v, rtems_v9_text, 0, "");
+    rtems_case(&v, rtems_v9_text, 0, "", SIGINT);
     fr_vec_free(&v);
 }
 
@@ -725,7 +726,7 @@ TEST(rtems_v10)
     struct fr_vec v;
 
     rtems_v10_stream(&v);
-    rtems_case(&v, rtems_v10_text, 0, v10_convert_warning);
+    rtems_case(&v, rtems_v10_text, 0, v10_convert_warning, SIGTERM);
     fr_vec_free(&v);
 }
 
@@ -735,7 +736,7 @@ TEST(rtems_v10_print)
     struct fr_vec v;
 
     rtems_v10_stream(&v);
-    rtems_case(&v, rtems_v10_text, 1, v10_convert_warning);
+    rtems_case(&v, rtems_v10_text, 1, v10_convert_warning, SIGINT);
     fr_vec_free(&v);
 }
 
@@ -935,6 +936,48 @@ TEST(target_dies_mid_item)
     char *printed = print_file(path);
     CHECK_EQ_S(printed, flightrec_text);
     free(printed);
+    result_free(&r);
+    unlink(path);
+    fr_vec_free(&v);
+}
+
+/* Resets the connection (RST) after the stream and part of an item: the
+ * bytes before it are still received and saved. */
+static void serve_then_reset(int listen_fd, int report_fd, const void *arg)
+{
+    const struct fr_vec *v = arg; /* no STREAM_END */
+    int c = accept_one(listen_fd);
+    unsigned char part[7] = { 0x88, 0x13, 0x00, 0x00, 0x2a, 0, 0 };
+    struct linger reset = { 1, 0 };
+
+    (void)report_fd;
+    push(c, v->buf, v->len, 3, 30);
+    must(send_all(c, part, sizeof part) == 0, 11);
+    must(setsockopt(c, SOL_SOCKET, SO_LINGER, &reset, sizeof reset) == 0, 13);
+    close(c);
+}
+
+TEST(connection_reset)
+{
+    struct fr_vec v;
+    struct server s;
+    struct result r;
+    char want[1024];
+    const char *path = scratch("reset.rec");
+
+    unlink(path);
+    flightrec_stream(&v, 0);
+    server_start(&s, serve_then_reset, &v);
+    RUN(&r, "connect", s.address, "-o", path);
+    snprintf(want, sizeof want,
+             "flightrec connect: %s: the target died: the connection failed "
+             "(Connection reset by peer) without an end of stream; '%s' holds "
+             "the %zu bytes received up to the last whole item (the 7 bytes "
+             "of an incomplete item are left out)\n", s.address, path, v.len);
+    CHECK_EQ_S(r.err, want);
+    CHECK_EQ_I(r.status, 3);
+    free(server_end(&s, 0).buf);
+    check_file_bytes(path, &v, v.len);
     result_free(&r);
     unlink(path);
     fr_vec_free(&v);
@@ -1435,6 +1478,11 @@ TEST(usage)
     result_free(&r);
     RUN(&r, "connect");
     CHECK(strncmp(r.err, "flightrec connect: no HOST:PORT\n", 32) == 0);
+    CHECK_EQ_I(r.status, 2);
+    result_free(&r);
+    RUN(&r, "connect", "127.0.0.1:9", "-o", "-");
+    CHECK(strncmp(r.err, "flightrec connect: -o -: connect writes a file "
+                  "(--print shows the records)\n", 72) == 0);
     CHECK_EQ_I(r.status, 2);
     result_free(&r);
 }

@@ -791,6 +791,12 @@ static enum outcome receive(struct session *s)
                 continue;
             if (n < 0) {
                 lost_why = strerror(errno);
+                if (!s->started) {
+                    cli_msg(CLI_ERROR, "%s: %s", s->opt->target.shown,
+                            lost_why);
+                    o = OUTCOME_NO_STREAM;
+                    break;
+                }
                 n = 0;
             }
             o = take_bytes(s, buf, (size_t)n, n == 0);
@@ -806,13 +812,13 @@ static enum outcome receive(struct session *s)
         if (s->partial_len > 0)
             snprintf(cut, sizeof cut, " (the %zu bytes of an incomplete "
                      "item are left out)", s->partial_len);
+        char how[160] = "closed";
+        if (lost_why != NULL)
+            snprintf(how, sizeof how, "failed (%s)", lost_why);
         cli_msg(CLI_ERROR, "%s: the target died: the connection %s without "
                 "an end of stream; '%s' holds the %llu bytes received up to "
-                "the last whole item%s", s->opt->target.shown,
-                lost_why != NULL ? "failed" : "closed", s->path,
+                "the last whole item%s", s->opt->target.shown, how, s->path,
                 (unsigned long long)s->saved, cut);
-        if (lost_why != NULL)
-            cli_msg(CLI_ERROR, "%s: %s", s->opt->target.shown, lost_why);
     } else if (o == OUTCOME_LOST) {
         o = OUTCOME_NO_STREAM; /* take_head said why */
     }
@@ -1005,6 +1011,11 @@ int cmd_connect(int argc, char **argv)
         ret = cli_usage_error(usage, "bad address '%s' (HOST:PORT, "
                               "[IPV6]:PORT, a port from 1 to 65535)",
                               opt->target.shown);
+        goto out;
+    }
+    if (opt->output != NULL && strcmp(opt->output, "-") == 0) {
+        ret = cli_usage_error(usage, "-o -: connect writes a file (--print "
+                              "shows the records)");
         goto out;
     }
     uint64_t pid = 0;

@@ -73,7 +73,7 @@ enum { CONNECT_TARGET_DIED = 3 };
 #define RECONNECT_ATTEMPTS 20u
 /* The longest refusal line read (and shown). */
 #define REFUSAL_MAX 1024u
-#define READ_CHUNK (64u << 10)
+#define READ_CHUNK (1u << 20)
 /* After a stop, what already arrived is still taken, up to this much. */
 #define DRAIN_MAX (4u << 20)
 #define TOKEN_MAX 1024u
@@ -502,14 +502,17 @@ static uint64_t load(const unsigned char *p, size_t n, int big_endian)
  * (all, or up to and with STREAM_END). */
 static size_t scan_items(struct session *s, const unsigned char *b, size_t n)
 {
+    /* The id is the low 10 bits of the event word: two of its bytes. */
+    size_t low = s->big_endian ? 3 : 0, next = s->big_endian ? 2 : 1;
     for (size_t at = 0; at < n; at += s->item_size) {
-        uint32_t id = FLIGHTREC_GET_EVENT(load(b + at, 4, s->big_endian));
-        if (s->items++ == 0) {
+        uint32_t id = b[at + low] | (uint32_t)(b[at + next] & 3u) << 8;
+        if (FLIGHTREC_UNLIKELY(s->items++ == 0)) {
             uint64_t data = load(b + at + 4, s->item_size - 4, s->big_endian);
             s->is_flightrec = id == FLIGHTREC_EV_VERSION &&
                               (data & ~(uint64_t)0xffff) ==
                                   FLIGHTREC_STREAM_VERSION_TAG;
-        } else if (s->is_flightrec && id == FLIGHTREC_EV_STREAM_END) {
+        } else if (FLIGHTREC_UNLIKELY(id == FLIGHTREC_EV_STREAM_END) &&
+                   s->is_flightrec) {
             s->ended = 1;
             return at + s->item_size;
         }

@@ -1014,6 +1014,39 @@ TEST(refused)
     result_free(&r);
 }
 
+/* Neither an end of stream nor a refusal is retried by --reconnect. */
+TEST(reconnect_stops_at_an_end_or_a_refusal)
+{
+    struct fr_vec v;
+    struct server s;
+    struct result r;
+    char want[512];
+    const char *path = scratch("once.rec");
+
+    unlink(path);
+    flightrec_stream(&v, 1);
+    server_start(&s, serve_flightrec, &v);
+    RUN(&r, "connect", "--reconnect", s.address, "-o", path);
+    CHECK_EQ_S(r.err, "");
+    CHECK_EQ_I(r.status, 0);
+    free(server_end(&s, 0).buf);
+    check_file_bytes(path, &v, v.len);
+    CHECK(!exists(scratch("once.rec.2")));
+    result_free(&r);
+    unlink(path);
+
+    server_start(&s, serve_line, "flightrec: too many clients (8)\n");
+    RUN(&r, "connect", "--reconnect", s.address, "-o", path);
+    snprintf(want, sizeof want, "flightrec connect: %s refused the "
+             "connection: flightrec: too many clients (8)\n", s.address);
+    CHECK_EQ_S(r.err, want);
+    CHECK_EQ_I(r.status, 1);
+    free(server_end(&s, 0).buf);
+    CHECK(!exists(path));
+    result_free(&r);
+    fr_vec_free(&v);
+}
+
 TEST(not_a_stream)
 {
     struct server s;

@@ -1047,6 +1047,28 @@ TEST(reconnect_stops_at_an_end_or_a_refusal)
     fr_vec_free(&v);
 }
 
+/* Closed at once (what a flightrec server does on a wrong token): no
+ * file, exit status 1, a hint. */
+TEST(closed_without_a_byte)
+{
+    struct server s;
+    struct result r;
+    char want[512];
+    const char *path = scratch("closed.rec");
+
+    unlink(path);
+    server_start(&s, serve_line, "");
+    RUN(&r, "connect", s.address, "-o", path);
+    snprintf(want, sizeof want, "flightrec connect: %s closed the connection "
+             "without sending anything (a flightrec server does so when the "
+             "token is wrong or missing)\n", s.address);
+    CHECK_EQ_S(r.err, want);
+    CHECK_EQ_I(r.status, 1);
+    free(server_end(&s, 0).buf);
+    CHECK(!exists(path));
+    result_free(&r);
+}
+
 TEST(not_a_stream)
 {
     struct server s;

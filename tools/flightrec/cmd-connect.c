@@ -679,7 +679,8 @@ static int take_head(struct session *s, const unsigned char *b, size_t n,
         n -= k;
         if (s->head_len == 0) {
             cli_msg(CLI_ERROR, "%s closed the connection without sending "
-                    "anything", s->opt->target.shown);
+                    "anything (a flightrec server does so when the token is "
+                    "wrong or missing)", s->opt->target.shown);
             return OUTCOME_NO_STREAM;
         }
         switch (classify(s->head, s->head_len, eof && n == 0)) {

@@ -11,6 +11,9 @@
 #     RATE events/s lose nothing in any of 3 trials, for each consumer; for
 #     LTTng the same memory in its buffers.  The scan is run REPEATS times.
 #
+# With FLIGHTREC_B=PATH, another build of the flightrec CLI streams too
+# (consumer stream-b): before and after a change, in the same run.
+#
 # LTTng needs bench-sustained-lttng (built where liblttng-ust-dev is
 # installed) and lttng-tools; a session daemon is started for the run if
 # none answers, and stopped afterwards.
@@ -24,6 +27,11 @@ repeats=${3:-3}
 rate=${4:-10000000}
 bench=$build/bench/bench-sustained
 consumers=drain,stream
+with_b=
+if [ -n "${FLIGHTREC_B:-}" ]; then
+    consumers=$consumers,stream-b
+    with_b="--flightrec-b $FLIGHTREC_B"
+fi
 sessiond=
 cleanup() {
     if [ -n "$sessiond" ]; then kill "$sessiond" 2>/dev/null || true; fi
@@ -45,7 +53,7 @@ else
 fi
 
 echo "== 1. zero-loss rate at the default sizes, 2 threads"
-"$bench" --threads 2 --consumers "$consumers" --searches "$searches"
+"$bench" --threads 2 --consumers "$consumers" --searches "$searches" $with_b
 
 echo
 echo "== 2. ring size for zero loss at $rate events/s, 2 threads, 3 trials each"
@@ -57,7 +65,7 @@ for repeat in $(seq "$repeats"); do
     while [ -n "$pending" ] && [ "$items" -le 16777216 ]; do
         list=$(echo $pending | tr ' ' ',')
         FLIGHTREC_ITEMS=$items "$bench" --threads 2 --consumers "$list" \
-            --rate "$rate" --trials 3 --searches 1 > "$tmp"
+            --rate "$rate" --trials 3 --searches 1 $with_b > "$tmp"
         left=
         for consumer in $pending; do
             zero=$(awk -v c="$consumer" '

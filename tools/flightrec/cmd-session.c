@@ -352,14 +352,12 @@ static const char dump_usage[] =
     "                    not a terminal)\n"
     "  -h, --help        show this help\n";
 
-#if defined(__x86_64__) || defined(__i386__)
 static uint64_t monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-#endif
 
 /* The counter frequency for the stream header.  A process killed before
  * it calibrated its time-stamp counter left 0: this machine's counter is
@@ -382,8 +380,11 @@ static uint64_t stream_frequency(const struct flightrec_region_header *h)
     return frequency;
 }
 
+/* Writes the stream of the rings (what is new in them if @consume); with
+ * @fullest, sets it to the fill level of the fullest ring before it was
+ * read. */
 static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
-                       uint32_t *seen, int header)
+                       uint32_t *seen, int header, uint32_t *fullest)
 {
     const struct flightrec_region_header *h = header_of(base);
     if (header) {
@@ -413,6 +414,11 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
                 ? live_name(base, atomic_load(&r->owner.tid), words)
                 : NULL;
         if (consume) {
+            if (fullest != NULL) {
+                uint32_t fill = fr_ring_fill(r);
+                if (fill > *fullest)
+                    *fullest = fill;
+            }
             if (fr_ring_has_news(r))
                 (void)fr_ring_drain(sink, base, r, name);
         } else {
@@ -431,7 +437,7 @@ static int dump_session_to(const char *pid, int fd)
     struct frw_sink sink;
     int target = fd;
     frw_sink_init_fd(&sink, &target, buf, sizeof(buf));
-    put_stream(&sink, s.base, 0, NULL, 1);
+    put_stream(&sink, s.base, 0, NULL, 1, NULL);
     int rc = frw_sink_flush(&sink);
     fr_session_close(&s);
     if (rc != 0)
@@ -478,7 +484,7 @@ int cmd_dump(int argc, char **argv)
     static unsigned char buf[OUT_BUFFER];
     struct frw_sink sink;
     frw_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
-    put_stream(&sink, s.base, 0, NULL, 1);
+    put_stream(&sink, s.base, 0, NULL, 1, NULL);
     int rc = frw_sink_flush(&sink);
     if (rc != 0)
         cli_msg(0, "writing the stream: %s", strerror(-rc));
@@ -561,7 +567,11 @@ int cmd_stream(int argc, char **argv)
     frw_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
     int rc = 0, first = 1;
     char message[600];
+    /* The pause adapts to how fast the rings fill (fr_poll_pause()). */
+    uint64_t pause = FR_POLL_PAUSE_MAX_NS, last_pass = monotonic_ns();
     for (;;) {
+        uint64_t pass = monotonic_ns();
+        uint32_t fullest = 0;
         int alive = fr_session_alive(s.base);
         if (fr_session_remap(&s, message, sizeof(message)) != 0) {
             cli_msg(0, "%s", message);
@@ -570,7 +580,7 @@ int cmd_stream(int argc, char **argv)
         }
         control = control_of(s.base);
         frw_sink_resume(&sink);
-        put_stream(&sink, s.base, 1, seen, first);
+        put_stream(&sink, s.base, 1, seen, first, &fullest);
         first = 0;
         if ((rc = frw_sink_flush(&sink)) != 0) {
             cli_msg(0, "writing the stream: %s", strerror(-rc));
@@ -579,8 +589,10 @@ int cmd_stream(int argc, char **argv)
         /* What the process wrote before it was seen gone is read above. */
         if (!alive || stream_stop)
             break;
-        struct timespec pause = { 0, 10 * 1000 * 1000 };
-        nanosleep(&pause, NULL);
+        pause = fr_poll_pause(pause, pass - last_pass, fullest);
+        last_pass = pass;
+        struct timespec sleep_for = { 0, (long)pause };
+        nanosleep(&sleep_for, NULL);
     }
     fr_consumer_release(control, me);
     fr_session_close(&s);

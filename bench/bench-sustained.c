@@ -18,14 +18,17 @@
  *           buffers total the memory of the flightrec thread rings
  *           (threads x FLIGHTREC_ITEMS x 16 bytes), split over the CPUs in
  *           4 sub-buffers each; lttng-consumerd writes the trace to a
- *           temporary directory (in /dev/shm); needs bench-sustained-lttng
+ *           temporary directory (in /dev/shm), a session for each trial;
+ *           needs bench-sustained-lttng
  *
  * Search mode: the highest passing rate, by doubling from 1 M events/s
  * and then bisecting; the figure is the rate achieved in the best passing
  * trial.  Fixed-rate mode (--rate): the loss of each of --trials trials.
- * Drops are flightrec_get_stats() for flightrec and the channel's
- * discarded events (`lttng list`) for LTTng.  Public API only, apart from
- * reading the session's consumer word to wait for `flightrec stream`.
+ * Drops are flightrec_get_stats() for flightrec and, for LTTng, the
+ * events produced less those babeltrace2 counts in the trial's trace
+ * (the last of the counter's tallies is the total).  Public API only,
+ * apart from reading the session's consumer word to wait for `flightrec
+ * stream`.
  *
  *   bench-sustained [--trial-ms N] [--searches N] [--threads N]
  *                   [--consumers drain,stream,lttng] [--rate EVENTS_PER_S]
@@ -62,7 +65,6 @@ extern char **environ;
 #define MAX_THREADS 8
 #define MAX_TRIALS 64
 #define BURST_PERIOD_NS 100000u
-#define LTTNG_MONITOR_US 50000u
 
 struct options {
     int trial_ms, searches, threads, trials;
@@ -146,48 +148,61 @@ static uint64_t flightrec_dropped(void)
 }
 
 #ifdef BENCH_SUSTAINED_LTTNG
-static char lttng_session[64];
+static char lttng_session[64], lttng_dir[128];
+static int lttng(const char *verb, const char *args);
 
-/* The channel's discarded events so far (`lttng list SESSION -c CHANNEL`
- * prints "Discarded events: N"). */
-static uint64_t lttng_dropped(void)
+/* The events of this trial's session that reached the trace: the
+ * session is stopped (its buffers flushed) and the trace counted with
+ * babeltrace2.  Counting, rather than LTTng's discarded-event statistics:
+ * LTTng-UST 2.13 reports some packets' discarded counts as negative (a
+ * count that goes back), so its sums are not to be trusted. */
+static uint64_t lttng_recorded(void)
 {
-    char command[200], line[512];
+    if (lttng("stop", lttng_session) != 0)
+        exit(1);
+    char command[300], line[512];
     snprintf(command, sizeof(command),
-             "lttng list %s -u -c chan 2>/dev/null", lttng_session);
+             "babeltrace2 '%s' -c sink.utils.counter 2>/dev/null",
+             lttng_dir);
     FILE *p = popen(command, "r");
     if (p == NULL)
         abort();
-    uint64_t total = 0;
+    uint64_t events = 0;
     int found = 0;
-    while (fgets(line, sizeof(line), p) != NULL) {
-        const char *at = strstr(line, "Discarded events:");
-        if (at != NULL) {
-            total += strtoull(at + strlen("Discarded events:"), NULL, 10);
+    while (fgets(line, sizeof(line), p) != NULL)
+        if (strstr(line, " Event messages") != NULL) {
+            events = strtoull(line, NULL, 10);
             found = 1;
         }
-    }
     if (pclose(p) != 0 || !found) {
-        fprintf(stderr, "bench-sustained: cannot read lttng's discarded "
-                        "events\n");
+        fprintf(stderr, "bench-sustained: cannot count the lttng trace "
+                        "(babeltrace2 installed?)\n");
         exit(1);
     }
-    return total;
+    return events;
 }
 #endif
 
 static uint64_t dropped_so_far(enum recorder recorder)
 {
-#ifdef BENCH_SUSTAINED_LTTNG
-    if (recorder == RECORD_LTTNG)
-        return lttng_dropped();
-#endif
-    (void)recorder;
-    return flightrec_dropped();
+    /* LTTng's trial has a session of its own, counted after the trial. */
+    return recorder == RECORD_LTTNG ? 0 : flightrec_dropped();
 }
+
+#ifdef BENCH_SUSTAINED_LTTNG
+static uint64_t lttng_total; /* bytes of the channel's buffers */
+static int start_lttng(uint64_t total);
+static void stop_lttng(void);
+#endif
 
 static void run_trial(struct trial *t)
 {
+#ifdef BENCH_SUSTAINED_LTTNG
+    /* A session of its own for each trial: its discarded count is the
+     * trial's. */
+    if (t->recorder == RECORD_LTTNG && start_lttng(lttng_total) != 0)
+        exit(1);
+#endif
     uint64_t before = dropped_so_far(t->recorder);
     pthread_t ids[MAX_THREADS];
     struct producer_run runs[MAX_THREADS];
@@ -207,13 +222,20 @@ static void run_trial(struct trial *t)
     }
     pthread_barrier_destroy(&barrier);
     /* Let the consumer take what is still in the buffers before counting
-     * and before the next trial; LTTng's counts are sampled by its monitor
-     * timer (LTTNG_MONITOR_US). */
-    sleep_ns(t->recorder == RECORD_LTTNG ? 4 * LTTNG_MONITOR_US * 1000u
-                                         : 100 * 1000000u);
+     * and before the next trial. */
+    sleep_ns(100 * 1000000u);
     t->produced = produced;
     t->achieved = (double)produced * 1e9 / (double)longest;
     t->dropped = dropped_so_far(t->recorder) - before;
+#ifdef BENCH_SUSTAINED_LTTNG
+    if (t->recorder == RECORD_LTTNG) {
+        /* Each thread's first event, before timing, is in the trace too. */
+        uint64_t recorded = lttng_recorded(),
+                 written = produced + (uint64_t)t->threads;
+        t->dropped = recorded < written ? written - recorded : 0;
+        stop_lttng();
+    }
+#endif
 }
 
 /* The highest rate of one search that lost nothing (achieved rate). */
@@ -342,8 +364,6 @@ static int stop_stream(void)
 }
 
 #ifdef BENCH_SUSTAINED_LTTNG
-static char lttng_dir[128];
-
 static int lttng(const char *verb, const char *args)
 {
     char command[600];
@@ -362,16 +382,17 @@ static int start_lttng(uint64_t total)
 {
     long cpus = sysconf(_SC_NPROCESSORS_CONF);
     uint64_t subbuf = total / (uint64_t)(cpus > 0 ? cpus : 1) / 4;
-    snprintf(lttng_session, sizeof(lttng_session), "frbench-%d",
-             (int)getpid());
+    static int trials;
+    snprintf(lttng_session, sizeof(lttng_session), "frbench-%d-%d",
+             (int)getpid(), trials++);
     snprintf(lttng_dir, sizeof(lttng_dir), "/dev/shm/%s", lttng_session);
     char create[300], channel[200];
     snprintf(create, sizeof(create), "%s --output=%s", lttng_session,
              lttng_dir);
     snprintf(channel, sizeof(channel),
              "-u -s %s --buffers-uid --discard --subbuf-size=%llu "
-             "--num-subbuf=4 --monitor-timer=%u chan",
-             lttng_session, (unsigned long long)subbuf, LTTNG_MONITOR_US);
+             "--num-subbuf=4 chan",
+             lttng_session, (unsigned long long)subbuf);
     if (lttng("create", create) != 0 ||
         lttng("enable-channel", channel) != 0)
         return -1;
@@ -396,6 +417,15 @@ static int start_lttng(uint64_t total)
 static void stop_lttng(void)
 {
     lttng("destroy", lttng_session);
+    /* The next session must not start while this one's enabling is still
+     * seen (its events would go nowhere, and count as no loss). */
+    for (int i = 0; i < 500 && tracepoint_enabled(flightrec_bench, item); i++)
+        sleep_ns(10000000u);
+    if (getenv("BENCH_LTTNG_KEEP") != NULL) {
+        fprintf(stderr, "bench-sustained: lttng trace kept in %s\n",
+                lttng_dir);
+        return;
+    }
     char command[300];
     snprintf(command, sizeof(command), "rm -rf '%s'", lttng_dir);
     if (system(command) != 0)
@@ -422,8 +452,7 @@ static int child(const char *consumer, const struct options *o)
     if (strcmp(consumer, "lttng") == 0) {
 #ifdef BENCH_SUSTAINED_LTTNG
         base.recorder = RECORD_LTTNG;
-        if (start_lttng((uint64_t)o->threads * ring_items() * 16u) != 0)
-            return 1;
+        lttng_total = (uint64_t)o->threads * ring_items() * 16u;
 #else
         fprintf(stderr, "bench-sustained: built without LTTng-UST\n");
         return 1;
@@ -475,10 +504,6 @@ static int child(const char *consumer, const struct options *o)
     } else if (stream) {
         rc = stop_stream();
     }
-#ifdef BENCH_SUSTAINED_LTTNG
-    if (base.recorder == RECORD_LTTNG)
-        stop_lttng();
-#endif
     return rc == 0 ? 0 : 1;
 }
 

@@ -393,6 +393,10 @@ static int start_lttng(uint64_t total)
              "-u -s %s --buffers-uid --discard --subbuf-size=%llu "
              "--num-subbuf=4 chan",
              lttng_session, (unsigned long long)subbuf);
+    static int registered;
+    if (!registered && atexit(destroy_lttng_at_exit) == 0)
+        registered = 1;
+    lttng_active = 1;
     if (lttng("create", create) != 0 ||
         lttng("enable-channel", channel) != 0)
         return -1;
@@ -414,8 +418,18 @@ static int start_lttng(uint64_t total)
     return -1;
 }
 
+static int lttng_active;
+
+/* A child that fails midway leaves no session behind. */
+static void destroy_lttng_at_exit(void)
+{
+    if (lttng_active)
+        stop_lttng();
+}
+
 static void stop_lttng(void)
 {
+    lttng_active = 0;
     lttng("destroy", lttng_session);
     /* The next session must not start while this one's enabling is still
      * seen (its events would go nowhere, and count as no loss). */

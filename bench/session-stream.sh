@@ -60,7 +60,8 @@ fi
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$searches" -gt 0 ]; then
     echo "== 1. zero-loss rate at the default sizes, 2 threads"
-    "$bench" --threads 2 --consumers "$consumers" --searches "$searches" $with_b
+    "$bench" --threads 2 --consumers "$consumers" --searches "$searches" $with_b ||
+        echo "the search failed"
     echo
 fi
 
@@ -70,8 +71,11 @@ scan_sizes() {
     items=65536
     while [ -n "$pending" ] && [ "$items" -le 16777216 ]; do
         list=$(echo $pending | tr ' ' ',')
+        # A consumer that fails (an old CLI, say) fails its step, and the
+        # scan goes on.
         FLIGHTREC_ITEMS=$items "$bench" --threads 2 --consumers "$list" \
-            --rate "$1" --trials 3 --searches 1 $with_b > "$tmp"
+            --rate "$1" --trials 3 --searches 1 $with_b > "$tmp" ||
+            echo "repeat $2: the run at $items items failed"
         left=
         for consumer in $pending; do
             facts=$(awk -v c="$consumer" '

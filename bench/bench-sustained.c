@@ -149,7 +149,9 @@ static uint64_t flightrec_dropped(void)
 
 #ifdef BENCH_SUSTAINED_LTTNG
 static char lttng_session[64], lttng_dir[128];
+static int lttng_active;
 static int lttng(const char *verb, const char *args);
+static void destroy_lttng_at_exit(void);
 
 /* The events of this trial's session that reached the trace: the
  * session is stopped (its buffers flushed) and the trace counted with
@@ -417,8 +419,6 @@ static int start_lttng(uint64_t total)
                     "process (is lttng-sessiond running as this user?)\n");
     return -1;
 }
-
-static int lttng_active;
 
 /* A child that fails midway leaves no session behind. */
 static void destroy_lttng_at_exit(void)

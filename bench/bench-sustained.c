@@ -604,7 +604,7 @@ static int parent(const struct options *o, char consumers[][16], int count)
     double loss[MAX_CONSUMERS][MAX_TRIALS * MAX_TRIALS];
     double achieved[MAX_CONSUMERS][MAX_TRIALS * MAX_TRIALS];
     int zero[MAX_CONSUMERS] = { 0 }, runs[MAX_CONSUMERS] = { 0 };
-    int slow[MAX_CONSUMERS] = { 0 };
+    int slow[MAX_CONSUMERS] = { 0 }, lossy[MAX_CONSUMERS] = { 0 };
     for (int r = 0; r < reps; r++) {
         for (int c = 0; c < count; c++) {
             double v[2 + 3 * MAX_TRIALS];
@@ -622,6 +622,7 @@ static int parent(const struct options *o, char consumers[][16], int count)
                     int reached = v[2 + 3 * i] >= 0.95 * o->rate;
                     slow[c] += !reached;
                     zero[c] += reached && v[3 + 3 * i] == 0;
+                    lossy[c] += v[3 + 3 * i] != 0;
                 }
             } else {
                 found[c][r] = v[2];
@@ -649,6 +650,8 @@ static int parent(const struct options *o, char consumers[][16], int count)
             print_summary(label, loss[c], (size_t)runs[c], 0.01,
                           "%        ");
             printf("%-34s %d of %d trials\n", "  zero loss in", zero[c],
+                   runs[c]);
+            printf("%-34s %d of %d trials\n", "  events lost in", lossy[c],
                    runs[c]);
             if (slow[c] > 0)
                 printf("%-34s %d of %d trials (below 95%% of the rate: "

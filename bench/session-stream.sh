@@ -108,12 +108,12 @@ scan_sizes() {
         done
         if [ -n "$again" ] && [ -z "$left" ]; then
             # The same size again, for those that fell short of the rate.
-            pending=$again
+            pending=$(echo $again)
             tries=$((tries + 1))
         else
             # (Short of the rate beside one that lost: on to the next size,
             # which can only make it pass later than it might have.)
-            pending="$left $again"
+            pending=$(echo $left $again)
             items=$((items * 2))
             tries=0
         fi

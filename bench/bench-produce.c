@@ -11,6 +11,10 @@
  *   bench-produce [events]               timed comparison (median of 7,
  *                                        thread CPU time)
  *   bench-produce --only NAME [events]   one loop, for callgrind
+ *   bench-produce --session [events]     rings in a session file (the
+ *                                        default) against private rings
+ *                                        (FLIGHTREC_SHM=0), each against
+ *                                        the ideal loop of its own process
  *
  * NAME: ideal, ideal_packed, produce, produce_2, produce_n, record_1,
  * record_2, record_8, filtered, stopped.  Instructions per event come from
@@ -19,10 +23,13 @@
 #include <flightrec.h>
 
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define REPEAT 7
 #define IDEAL_ITEMS 65536u
@@ -238,6 +245,144 @@ static loop_fn by_name(const char *name)
     return NULL;
 }
 
+/*=====   Session file against private rings   =====*/
+
+/* Whether this process's rings are in a session file: its region is a
+ * shared mapping of a file named *.region. */
+static int rings_in_session_file(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL)
+        return -1;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), maps) != NULL) {
+        char *perms = strchr(line, ' ');
+        found = perms != NULL && perms[4] == 's' &&
+                strstr(line, ".region") != NULL;
+    }
+    fclose(maps);
+    return found;
+}
+
+/* One child's figures: each loop once, interleaved, after a warm-up
+ * pass; the rings' pages are committed by then. */
+static int session_child(uint64_t n)
+{
+    flightrec_produce(FLIGHTREC_USER(1), 0); /* rings made before the check */
+    int shared = rings_in_session_file();
+    double ideal_ns = 0, produce_ns = 0, record_ns = 0, produce_n_ns = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        ideal_ns = measure(loop_ideal, n, 1);
+        produce_ns = measure(loop_produce, n, 1);
+        record_ns = measure(loop_record_1, n, 1);
+        produce_n_ns = measure(loop_produce_n, n, 1);
+    }
+    printf("%d %.4f %.4f %.4f %.4f\n", shared, ideal_ns, produce_ns,
+           record_ns, produce_n_ns);
+    return 0;
+}
+
+extern char **environ;
+
+/* Runs this program as a session child with FLIGHTREC_SHM=@shm (NULL:
+ * unset) and reads its line of figures into @v (5 values). */
+static int run_session_child(const char *shm, uint64_t n, double *v)
+{
+    char count[32];
+    snprintf(count, sizeof(count), "%llu", (unsigned long long)n);
+    if (shm != NULL)
+        setenv("FLIGHTREC_SHM", shm, 1);
+    else
+        unsetenv("FLIGHTREC_SHM");
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    char *args[] = { "bench-produce", "--session-child", count, NULL };
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", &actions, NULL, args,
+                         environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    unsetenv("FLIGHTREC_SHM");
+    if (rc != 0) {
+        close(fds[0]);
+        return -1;
+    }
+    FILE *in = fdopen(fds[0], "r");
+    int status, got = fscanf(in, "%lf %lf %lf %lf %lf", &v[0], &v[1], &v[2],
+                             &v[3], &v[4]);
+    fclose(in);
+    waitpid(pid, &status, 0);
+    return got == 5 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int compare_session(uint64_t n)
+{
+    enum { SHARED, PRIVATE, SETUPS };
+    static const char *const setup_names[SETUPS] = { "session file",
+                                                     "private (SHM=0)" };
+    static const char *const shm_values[SETUPS] = { NULL, "0" };
+    /* Per setup: ideal, produce, record_1, produce_n (ns), and the ratios
+     * of the last three to the ideal loop of the same process. */
+    double ns[SETUPS][4][REPEAT], ratio[SETUPS][3][REPEAT];
+    for (int r = 0; r < REPEAT; r++) {
+        for (int s = 0; s < SETUPS; s++) {
+            double v[5];
+            if (run_session_child(shm_values[s], n, v) != 0) {
+                fprintf(stderr, "bench-produce: a session child failed\n");
+                return 1;
+            }
+            if ((int)v[0] != (s == SHARED)) {
+                fprintf(stderr, "bench-produce: the %s child's rings are %s\n",
+                        setup_names[s],
+                        v[0] > 0 ? "in a session file" : "private");
+                return 1;
+            }
+            for (int k = 0; k < 4; k++)
+                ns[s][k][r] = v[k + 1];
+            for (int k = 0; k < 3; k++)
+                ratio[s][k][r] = v[k + 2] / v[1];
+        }
+    }
+    static const char *const loops[4] = {
+        "ideal loop", "flightrec_produce", "prepare/add/commit, 1 item",
+        "flightrec_produce_n, per item (8 a call)",
+    };
+    printf("flightrec hot path, session file against private rings: %llu "
+           "events per loop, median of %d interleaved child processes each\n"
+           "(ratio: to the ideal loop of the same process, median of the "
+           "per-process ratios)\n\n",
+           (unsigned long long)n, REPEAT);
+    printf("%-42s %-16s %9s %15s %8s %15s\n", "loop", "rings", "ns/event",
+           "min-max", "ratio", "min-max");
+    double m[SETUPS][4], mr[SETUPS][3];
+    for (int k = 0; k < 4; k++)
+        for (int s = 0; s < SETUPS; s++) {
+            double *v = ns[s][k];
+            m[s][k] = median(v);
+            printf("%-42s %-16s %9.2f %7.2f-%-7.2f", loops[k], setup_names[s],
+                   m[s][k], v[0], v[REPEAT - 1]);
+            if (k > 0) {
+                double *q = ratio[s][k - 1];
+                mr[s][k - 1] = median(q);
+                printf(" %8.3f %7.3f-%-7.3f", mr[s][k - 1], q[0],
+                       q[REPEAT - 1]);
+            }
+            printf("\n");
+        }
+    printf("\nproduce vs ideal, session file:      %.3f (goal <= 1.10)\n",
+           mr[SHARED][0]);
+    printf("produce vs ideal, private rings:     %.3f\n", mr[PRIVATE][0]);
+    printf("produce, session file vs private:    %.3f\n",
+           m[SHARED][1] / m[PRIVATE][1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = 20000000;
@@ -254,8 +399,16 @@ int main(int argc, char **argv)
             flightrec_stop();
         struct thread_run run = { fn, n, 0, NULL };
         run_thread(&run);
+        /* For callgrind-produce.sh, which checks where the rings were. */
+        fprintf(stderr, "bench-produce: rings %s\n",
+                rings_in_session_file() == 1 ? "in a session file"
+                                             : "private");
         return 0;
     }
+    if (argc >= 3 && strcmp(argv[1], "--session-child") == 0)
+        return session_child(strtoull(argv[2], NULL, 0));
+    if (argc >= 2 && strcmp(argv[1], "--session") == 0)
+        return compare_session(argc >= 3 ? strtoull(argv[2], NULL, 0) : n);
     if (argc >= 2)
         n = strtoull(argv[1], NULL, 0);
 

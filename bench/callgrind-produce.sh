@@ -2,16 +2,38 @@
 # Instructions per recorded event, from callgrind: each loop runs at two
 # lengths and the difference is divided by the difference in events, so
 # start-up and attach costs drop out.  Multi-item loops also show the
-# figure per call (items per call times the figure per item).
+# figure per call (items per call times the figure per item).  The
+# recording loops run twice: rings in a session file (the default) and
+# private rings (FLIGHTREC_SHM=0); the last column is the difference.
 # usage: bench/callgrind-produce.sh BUILD_DIR
 set -eu
 bin="$1/bench/bench-produce"
 small=200000
 large=1200000
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# count LOOP EVENTS [FLIGHTREC_SHM]: instructions of one run, after checking
+# that the rings were where they were meant to be.
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" \
-        --only "$1" "$2" 2>&1 | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
+    if [ $# -ge 3 ]; then
+        want=private
+        FLIGHTREC_SHM="$3" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+            "$bin" --only "$1" "$2" > "$out" 2>&1
+    else
+        want="in a session file"
+        env -u FLIGHTREC_SHM valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+            "$bin" --only "$1" "$2" > "$out" 2>&1
+    fi
+    if ! grep -q "rings $want" "$out"; then
+        echo "callgrind-produce.sh: $1: rings not $want" >&2
+        exit 1
+    fi
+    sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$out"
 }
+per_event() {
+    awk -v a="$1" -v b="$2" -v n=$((large - small)) 'BEGIN { printf "%.3f", (b - a) / n }'
+}
+printf '%-13s %-30s %-30s %s\n' loop "session file (default)" "private (FLIGHTREC_SHM=0)" "difference"
 # loop name, items per call
 for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
              record_1:1 record_2:2 record_8:8 filtered:1 stopped:1; do
@@ -19,10 +41,19 @@ for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
     per_call=${entry#*:}
     a=$(count "$loop" $small)
     b=$(count "$loop" $large)
-    echo "$loop" "$a" "$b" | awk -v n=$((large - small)) -v k="$per_call" '
-        { e = ($3 - $2) / n
-          if (k > 1)
-              printf "%-13s %6.2f instructions per item, %6.1f per call of %d\n", $1, e, e * k, k
-          else
-              printf "%-13s %6.2f instructions per event\n", $1, e }'
+    shared=$(per_event "$a" "$b")
+    private=$shared # the ideal loops record nothing
+    case $loop in
+    ideal*) ;;
+    *) a=$(count "$loop" $small 0)
+       b=$(count "$loop" $large 0)
+       private=$(per_event "$a" "$b") ;;
+    esac
+    echo "$loop" "$shared" "$private" | awk -v k="$per_call" '
+        function show(e) {
+            if (k > 1)
+                return sprintf("%6.2f per item, %6.1f per call", e, e * k)
+            return sprintf("%6.2f per event", e)
+        }
+        { printf "%-13s %-30s %-30s %+.2f\n", $1, show($2), show($3), $2 - $3 }'
 done

@@ -14,3 +14,16 @@ foreach(bench bench-attach bench-drain-idle bench-sustained)
   target_link_libraries(${bench} PRIVATE flightrec_static)
   target_compile_definitions(${bench} PRIVATE _GNU_SOURCE)
 endforeach()
+# bench-sustained's lttng runs: the same program recording an LTTng-UST
+# tracepoint, where liblttng-ust-dev is installed.
+find_path(LTTNG_UST_INCLUDE_DIR lttng/tracepoint.h)
+find_library(LTTNG_UST_LIBRARY lttng-ust)
+if(LTTNG_UST_INCLUDE_DIR AND LTTNG_UST_LIBRARY)
+  add_executable(bench-sustained-lttng bench-sustained.c)
+  target_include_directories(bench-sustained-lttng PRIVATE
+                             ${CMAKE_CURRENT_SOURCE_DIR} ${LTTNG_UST_INCLUDE_DIR})
+  target_link_libraries(bench-sustained-lttng PRIVATE flightrec_static
+                        ${LTTNG_UST_LIBRARY} ${CMAKE_DL_LIBS})
+  target_compile_definitions(bench-sustained-lttng PRIVATE _GNU_SOURCE
+                             BENCH_SUSTAINED_LTTNG)
+endif()

@@ -431,3 +431,28 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     atomic_store_explicit(&ring->tail, end, memory_order_release);
     return 0;
 }
+
+uint32_t fr_ring_fill(const ring_t *ring)
+{
+    uintptr_t unread =
+        atomic_load_explicit(&ring->head, memory_order_relaxed) -
+        atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    if (ring->capacity == 0 || unread >= ring->capacity)
+        return FR_FILL_SCALE;
+    return (uint32_t)((uint64_t)unread * FR_FILL_SCALE / ring->capacity);
+}
+
+uint64_t fr_poll_pause(uint64_t pause_ns, uint64_t elapsed_ns,
+                       uint32_t fullest)
+{
+    uint64_t wanted = fullest == 0
+                          ? FR_POLL_PAUSE_MAX_NS
+                          : elapsed_ns * FR_POLL_TARGET_FILL / fullest;
+    if (wanted > 2 * pause_ns)
+        wanted = 2 * pause_ns;
+    if (wanted < FR_POLL_PAUSE_MIN_NS)
+        wanted = FR_POLL_PAUSE_MIN_NS;
+    if (wanted > FR_POLL_PAUSE_MAX_NS)
+        wanted = FR_POLL_PAUSE_MAX_NS;
+    return wanted;
+}

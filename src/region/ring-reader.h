@@ -60,4 +60,27 @@ void fr_rewind_served(struct flightrec_region_control *control,
 /* Whether the reader has everything the current owner recorded and lost. */
 int fr_ring_fully_read(const struct flightrec_region_ring *ring);
 
+/* Fill levels are in 1/FR_FILL_SCALE of a ring's capacity. */
+#define FR_FILL_SCALE 1024u
+
+/* How full @ring is for the reader: the items between its tail and the
+ * head, FR_FILL_SCALE when full or overtaken (or the capacity is bad). */
+uint32_t fr_ring_fill(const struct flightrec_region_ring *ring);
+
+/* A consumer that polls the rings (`flightrec stream`) adapts its pause to
+ * how fast they fill: each pass aims to find the fullest ring an eighth
+ * full, so a busy program is read long before its rings are full (with
+ * the default 65,536 items, 10 M events/s from two threads fill a ring in
+ * 13 ms) and an idle one costs a hundred wake-ups a second. */
+#define FR_POLL_PAUSE_MAX_NS (10u * 1000 * 1000)
+#define FR_POLL_PAUSE_MIN_NS (100u * 1000)
+#define FR_POLL_TARGET_FILL (FR_FILL_SCALE / 8)
+
+/* The next pause, from the current one (@pause_ns), the time since the
+ * previous pass began (@elapsed_ns) and the fill of the fullest ring that
+ * pass found (@fullest): shortened at once, lengthened at most twofold a
+ * pass (a lull is not the end of a burst), within the bounds above. */
+uint64_t fr_poll_pause(uint64_t pause_ns, uint64_t elapsed_ns,
+                       uint32_t fullest);
+
 #endif

@@ -956,4 +956,82 @@ TEST(ctl_rewind_makes_the_consumer_read_again)
     }
 }
 
+/* The program grows its session file and then counts the new bytes as
+ * used; a consumer that read the file's size just before can find more in
+ * use than it mapped.  `flightrec stream` used to stop there with "region
+ * truncated"; it reads the file again until the growth is complete. */
+TEST(stream_follows_a_region_caught_growing)
+{
+    use_own_sessions("grow");
+    int hold;
+    pid_t child = start_recorder(100, FLIGHTREC_MODE_FLIGHT, 1024, &hold);
+    wait_ready();
+    char out[4096], err[4096];
+    CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
+    char *file = strstr(out, "\"file\":\"");
+    CHECK(file != NULL);
+    file += 8;
+    char path[600];
+    size_t n = strcspn(file, "\"");
+    CHECK(n < sizeof(path));
+    memcpy(path, file, n);
+    path[n] = '\0';
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    struct stat st;
+    CHECK_EQ_I(fstat(fd, &st), 0);
+    unsigned char *base = mmap(NULL, (size_t)st.st_size,
+                               PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(base != MAP_FAILED);
+    struct flightrec_region_header *h = (void *)base;
+    const struct flightrec_region_control *c =
+        (const void *)(base + h->control_offset);
+
+    char rec[600];
+    out_path(rec, sizeof(rec), "grow.rec");
+    pid_t consumer = fork();
+    CHECK(consumer >= 0);
+    if (consumer == 0) {
+        char pid_text[16];
+        snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+        execl(FLIGHTREC_BIN, "flightrec", "stream", "-o", rec, pid_text,
+              (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 20000 && atomic_load(&c->consumer_pid) != consumer;
+         i++)
+        usleep(1000);
+    CHECK_EQ_I(atomic_load(&c->consumer_pid), consumer);
+    /* Caught between the two steps: the file has grown by 64 KiB, the
+     * region counts 128 KiB more in use.  The consumer sees it at its next
+     * pass (10 ms apart at most). */
+    uint64_t used = atomic_load(&h->used);
+    CHECK_EQ_U(used, (uint64_t)st.st_size);
+    CHECK_EQ_I(kill(consumer, SIGSTOP), 0);
+    CHECK_EQ_I(ftruncate(fd, st.st_size + (64 << 10)), 0);
+    atomic_store(&h->used, used + (128 << 10));
+    CHECK_EQ_I(kill(consumer, SIGCONT), 0);
+    usleep(100000);
+    CHECK_EQ_I(ftruncate(fd, st.st_size + (128 << 10)), 0);
+    usleep(100000);
+    /* The consumer is still there, and streams to the end. */
+    CHECK_EQ_I(waitpid(consumer, NULL, WNOHANG), 0);
+    close(hold);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_I(waitpid(consumer, &status, 0), consumer);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    struct decoded d;
+    decode(rec, &d);
+    for (int i = 0; i < THREADS; i++) {
+        CHECK_EQ_U(d.t[i].events, 100);
+        CHECK_EQ_U(d.t[i].torn, 0);
+    }
+    CHECK_EQ_U(d.lost_total, 0);
+    munmap(base, (size_t)st.st_size);
+    close(fd);
+}
+
 TEST_MAIN()

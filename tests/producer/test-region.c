@@ -370,6 +370,59 @@ TEST(drain_refused_while_another_consumer_holds_the_claim)
     fclose(file);
 }
 
+/* The fill `flightrec stream` paces itself by: unread items between the
+ * reader's tail and the head, in 1/1024 of the capacity. */
+TEST(ring_fill_counts_the_unread_items)
+{
+    struct flightrec_region_ring *ring = aligned_alloc(64, 1024);
+    CHECK(ring != NULL);
+    memset(ring, 0, 1024);
+    ring->capacity = 4096;
+    atomic_store(&ring->head, 1024);
+    CHECK_EQ_I(fr_ring_fill(ring), 256);
+    atomic_store(&ring->tail, 1000);
+    CHECK_EQ_I(fr_ring_fill(ring), 6); /* 24 items: rounded down */
+    atomic_store(&ring->head, 1000);
+    CHECK_EQ_I(fr_ring_fill(ring), 0);
+    atomic_store(&ring->head, 1000 + 4096);
+    CHECK_EQ_I(fr_ring_fill(ring), 1024);
+    atomic_store(&ring->head, 1000 + 3 * 4096); /* overtaken */
+    CHECK_EQ_I(fr_ring_fill(ring), 1024);
+    /* Positions wrap around the word. */
+    atomic_store(&ring->tail, UINTPTR_MAX - 99);
+    atomic_store(&ring->head, 924);
+    CHECK_EQ_I(fr_ring_fill(ring), 256);
+    ring->capacity = 0; /* damaged: read as full, never a division by 0 */
+    CHECK_EQ_I(fr_ring_fill(ring), 1024);
+    free(ring);
+}
+
+/* The pause between passes: a pass aims to find the fullest ring an
+ * eighth full; shortened at once, lengthened at most twofold a pass,
+ * between 100 us and 10 ms.  A fixed 10 ms pause let two threads at
+ * 10 M events/s overrun 65,536-item rings between two passes. */
+TEST(stream_pause_follows_the_fill)
+{
+    const uint64_t ms = 1000000;
+    /* Rings full after 10 ms: the next pass comes after 1.25 ms. */
+    CHECK_EQ_U(fr_poll_pause(10 * ms, 10 * ms, 1024), 1250000);
+    /* An eighth full: the same pause again. */
+    CHECK_EQ_U(fr_poll_pause(2 * ms, 2 * ms, 128), 2 * ms);
+    /* A quarter full after 1.6 ms: half of it. */
+    CHECK_EQ_U(fr_poll_pause(1600000, 1600000, 256), 800000);
+    /* Little in the rings: at most twice as long. */
+    CHECK_EQ_U(fr_poll_pause(1 * ms, 1 * ms, 32), 2 * ms);
+    CHECK_EQ_U(fr_poll_pause(1 * ms, 1 * ms, 64), 2 * ms);
+    CHECK_EQ_U(fr_poll_pause(1 * ms, 1 * ms, 0), 2 * ms);
+    /* Idle: back to 10 ms, never more. */
+    CHECK_EQ_U(fr_poll_pause(8 * ms, 8 * ms, 0), 10 * ms);
+    CHECK_EQ_U(fr_poll_pause(10 * ms, 10 * ms, 0), 10 * ms);
+    CHECK_EQ_U(fr_poll_pause(10 * ms, 10 * ms, 1), 10 * ms);
+    /* Never below 100 us, however fast the rings fill. */
+    CHECK_EQ_U(fr_poll_pause(200000, 100000, 1024), 100000);
+    CHECK_EQ_U(fr_poll_pause(100000, 0, 1024), 100000);
+}
+
 TEST_MAIN(TEST_ENTRY(header_describes_the_region),
           TEST_ENTRY(copy_at_another_address_reads_the_same),
           TEST_ENTRY(foreign_regions_are_refused_with_a_message),

@@ -47,6 +47,23 @@ static struct flightrec_region_ring *ring_at(unsigned char *b, uint64_t at)
     return at == 0 ? NULL : (void *)(b + at);
 }
 
+/* Whether the ring at @at, header and items, lies in the first @size
+ * bytes mapped.  The program may add rings after the mapping was made (it
+ * grows its file first): the ring list can then lead past the mapping's
+ * end, to rings the next remapping brings in. */
+static int ring_mapped(const unsigned char *b, uint64_t at, size_t size)
+{
+    if (at % FLIGHTREC_REGION_ALIGN != 0 ||
+        size < sizeof(struct flightrec_region_ring) ||
+        at > size - sizeof(struct flightrec_region_ring))
+        return 0;
+    const struct flightrec_region_ring *r = (const void *)(b + at);
+    uint64_t capacity = r->capacity, items = r->items_offset;
+    return capacity >= 16 && (capacity & (capacity - 1)) == 0 &&
+           capacity <= size / sizeof(struct flightrec_region_item) &&
+           items <= size - capacity * sizeof(struct flightrec_region_item);
+}
+
 /*=====   Output files   =====*/
 
 /* Output to @path through a temporary file renamed at the end (no partial
@@ -153,7 +170,7 @@ struct session_facts {
     uint64_t recorded, overwritten, dropped;
 };
 
-static void gather(unsigned char *base, struct session_facts *f)
+static void gather(unsigned char *base, size_t size, struct session_facts *f)
 {
     memset(f, 0, sizeof(*f));
     const struct flightrec_region_header *h = header_of(base);
@@ -163,6 +180,8 @@ static void gather(unsigned char *base, struct session_facts *f)
     /* The ring list was checked for loops; the bound is for rings added
      * since. */
     for (uint32_t n = 0; at != 0 && n <= count + 1024; n++) {
+        if (!ring_mapped(base, at, size))
+            break;
         const struct flightrec_region_ring *r = ring_at(base, at);
         f->rings++;
         uint32_t state = atomic_load(&r->state);
@@ -212,7 +231,7 @@ static void list_one(const char *path, int json)
         return;
     }
     struct session_facts f;
-    gather(s.base, &f);
+    gather(s.base, s.size, &f);
     const struct flightrec_region_header *h = header_of(s.base);
     const struct flightrec_region_control *c = control_of(s.base);
     const struct flightrec_region_process *p = process_of(s.base);
@@ -352,14 +371,12 @@ static const char dump_usage[] =
     "                    not a terminal)\n"
     "  -h, --help        show this help\n";
 
-#if defined(__x86_64__) || defined(__i386__)
 static uint64_t monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-#endif
 
 /* The counter frequency for the stream header.  A process killed before
  * it calibrated its time-stamp counter left 0: this machine's counter is
@@ -382,8 +399,12 @@ static uint64_t stream_frequency(const struct flightrec_region_header *h)
     return frequency;
 }
 
-static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
-                       uint32_t *seen, int header)
+/* Writes the stream of the rings of the @size bytes mapped at @base (what
+ * is new in them if @consume); with @fullest, sets it to the fill level of
+ * the fullest ring before it was read. */
+static void put_stream(struct frw_sink *sink, unsigned char *base, size_t size,
+                       int consume, uint32_t *seen, int header,
+                       uint32_t *fullest)
 {
     const struct flightrec_region_header *h = header_of(base);
     if (header) {
@@ -402,6 +423,8 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
     uint32_t count = atomic_load(&h->ring_count);
     uint64_t at = atomic_load(&h->ring_list);
     for (uint32_t n = 0; at != 0 && n <= count + 1024; n++) {
+        if (!ring_mapped(base, at, size))
+            break; /* added since the mapping: the next pass reads it */
         struct flightrec_region_ring *r = ring_at(base, at);
         at = atomic_load(&r->next_offset);
         if (at != 0 && (at % FLIGHTREC_REGION_ALIGN != 0 ||
@@ -418,6 +441,11 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
         if (consume) {
             if (rewind)
                 fr_ring_rewind(r);
+            if (fullest != NULL) {
+                uint32_t fill = fr_ring_fill(r);
+                if (fill > *fullest)
+                    *fullest = fill;
+            }
             if (fr_ring_has_news(r))
                 (void)fr_ring_drain(sink, base, r, name);
         } else {
@@ -438,7 +466,7 @@ static int dump_session_to(const char *pid, int fd)
     struct frw_sink sink;
     int target = fd;
     frw_sink_init_fd(&sink, &target, buf, sizeof(buf));
-    put_stream(&sink, s.base, 0, NULL, 1);
+    put_stream(&sink, s.base, s.size, 0, NULL, 1, NULL);
     int rc = frw_sink_flush(&sink);
     fr_session_close(&s);
     if (rc != 0)
@@ -485,7 +513,7 @@ int cmd_dump(int argc, char **argv)
     static unsigned char buf[OUT_BUFFER];
     struct frw_sink sink;
     frw_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
-    put_stream(&sink, s.base, 0, NULL, 1);
+    put_stream(&sink, s.base, s.size, 0, NULL, 1, NULL);
     int rc = frw_sink_flush(&sink);
     if (rc != 0)
         cli_msg(0, "writing the stream: %s", strerror(-rc));
@@ -507,6 +535,35 @@ static const char stream_usage[] =
     "  -h, --help        show this help\n";
 
 static volatile sig_atomic_t stream_stop;
+
+#define REMAP_TRIES 1000
+
+/* Maps what the session file holds now.  The program grows its file
+ * before it counts the new bytes as used, but it may do so again between
+ * the file's size being read and the region being checked, which then
+ * looks truncated: read it again (1 ms apart, for a second) before saying
+ * so.  A region that fails its check is checked again even if the file's
+ * size did not change. */
+static int remap_session(struct fr_session *s, char *message, size_t size)
+{
+    for (int attempt = 1;; attempt++) {
+        int rc = fr_session_remap(s, message, size);
+        if (rc == 0 && attempt > 1) {
+            char why[300];
+            rc = fr_region_check(s->base, s->size, why, sizeof(why));
+            /* (A message cut short is still the message.) */
+            if (rc != 0 &&
+                snprintf(message, size, "'%s': %s", s->path, why) < 0)
+                message[0] = '\0';
+        }
+        if (rc == 0)
+            return 0;
+        if (s->base == NULL || attempt == REMAP_TRIES)
+            return -1; /* not mapped at all, or really damaged */
+        struct timespec pause = { 0, 1000 * 1000 };
+        nanosleep(&pause, NULL);
+    }
+}
 
 static void on_stop(int sig)
 {
@@ -568,16 +625,20 @@ int cmd_stream(int argc, char **argv)
     frw_sink_init_fd(&sink, &out.fd, buf, sizeof(buf));
     int rc = 0, first = 1;
     char message[600];
+    /* The pause adapts to how fast the rings fill (fr_poll_pause()). */
+    uint64_t pause = FR_POLL_PAUSE_MAX_NS, last_pass = monotonic_ns();
     for (;;) {
+        uint64_t pass = monotonic_ns();
+        uint32_t fullest = 0;
         int alive = fr_session_alive(s.base);
-        if (fr_session_remap(&s, message, sizeof(message)) != 0) {
+        if (remap_session(&s, message, sizeof(message)) != 0) {
             cli_msg(0, "%s", message);
             rc = -1;
             break;
         }
         control = control_of(s.base);
         frw_sink_resume(&sink);
-        put_stream(&sink, s.base, 1, seen, first);
+        put_stream(&sink, s.base, s.size, 1, seen, first, &fullest);
         first = 0;
         if ((rc = frw_sink_flush(&sink)) != 0) {
             cli_msg(0, "writing the stream: %s", strerror(-rc));
@@ -586,8 +647,10 @@ int cmd_stream(int argc, char **argv)
         /* What the process wrote before it was seen gone is read above. */
         if (!alive || stream_stop)
             break;
-        struct timespec pause = { 0, 10 * 1000 * 1000 };
-        nanosleep(&pause, NULL);
+        pause = fr_poll_pause(pause, pass - last_pass, fullest);
+        last_pass = pass;
+        struct timespec sleep_for = { 0, (long)pause };
+        nanosleep(&sleep_for, NULL);
     }
     fr_consumer_release(control, me);
     fr_session_close(&s);

@@ -11,6 +11,11 @@
  *   fatal-target previous-siginfo   an SA_SIGINFO SIGSEGV handler first
  *   fatal-target previous-resethand a plain SA_RESETHAND handler first
  *   fatal-target fault-in-previous  a previous handler that faults again
+ *   fatal-target ignored-fault   SIGSEGV ignored first, then a fault
+ *   fatal-target ignored-sent    SIGSEGV ignored first, then raise(SIGSEGV)
+ *   fatal-target kill-new-thread  threads that start, record once and
+ *                                exit; SIGSEGV sent to the last one as it
+ *                                starts (maybe while it takes its rings)
  *   fatal-target exit            records, then exits normally
  *   fatal-target hold TARGET     enables, says "ready", exits when its
  *                                standard input closes
@@ -77,6 +82,32 @@ static void start_workers(void)
             exit(3);
     while (atomic_load(&finished) < 2)
         usleep(1000);
+}
+
+static void *record_once(void *arg)
+{
+    flightrec_produce(FLIGHTREC_USER(2), (uintptr_t)arg);
+    return NULL;
+}
+
+/* Threads whose first event attaches their rings under the registry lock;
+ * the last gets SIGSEGV at once, wherever it is: before its first event,
+ * while taking the lock, inside it, or after. */
+static void kill_new_thread(unsigned seed)
+{
+    pthread_t t;
+    unsigned starts = 20 + seed % 20;
+    for (uintptr_t i = 0; i < starts; i++) {
+        if (pthread_create(&t, NULL, record_once, (void *)i) != 0)
+            exit(3);
+        if (i + 1 == starts) {
+            for (unsigned spin = 0; spin < seed % 2000; spin++)
+                __asm__ __volatile__("" ::: "memory");
+            pthread_kill(t, SIGSEGV);
+        }
+        pthread_join(t, NULL);
+    }
+    exit(4); /* not reached: the process dies of SIGSEGV */
 }
 
 static void say(const char *text)
@@ -160,6 +191,8 @@ int main(int argc, char **argv)
         install(SA_RESETHAND, on_segv_plain, NULL);
     else if (strcmp(mode, "fault-in-previous") == 0)
         install(0, on_segv_faulting, NULL);
+    else if (strncmp(mode, "ignored-", 8) == 0)
+        install(0, SIG_IGN, NULL);
     if (strcmp(mode, "enable") == 0 || strcmp(mode, "hold") == 0) {
         int rc = flightrec_fatal_dump_enable(target);
         printf("enable: %d\n", rc);
@@ -184,6 +217,13 @@ int main(int argc, char **argv)
     start_workers();
     if (strcmp(mode, "exit") == 0)
         exit(0);
+    if (strcmp(mode, "kill-new-thread") == 0)
+        kill_new_thread(target != NULL ? (unsigned)atoi(target) : 0);
+    if (strcmp(mode, "ignored-sent") == 0) {
+        raise(SIGSEGV);
+        say("still running after the ignored signal\n");
+        return 0;
+    }
     crash(mode);
     return 0;
 }

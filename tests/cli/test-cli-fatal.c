@@ -425,6 +425,72 @@ TEST(fault_in_the_previous_handler_dumps_once)
     check_dump(&v, SIGSEGV, FAULT_ADDRESS, r.pid);
 }
 
+TEST(crash_while_taking_rings_dumps_without_waiting)
+{
+    /* A thread that gets its fatal signal before, while or after it takes
+     * its rings (the registry lock): the dump is written in any case, the
+     * process dies of the signal, nothing hangs (the case's timeout). */
+    use_scratch("registry");
+    for (int round = 0; round < 16; round++) {
+        struct run_result r;
+        char log[600], seed[16];
+        snprintf(seed, sizeof(seed), "%d", round * 137);
+        crash_into_log(&r, "stderr", "kill-new-thread", seed, log,
+                       sizeof(log));
+        check_died_of(&r, SIGSEGV);
+        static char text[1 << 22];
+        read_file(log, text, sizeof(text));
+        CHECK_EQ_U(count_of(text, BEGIN_MARKER), 1);
+        CHECK_EQ_U(count_of(text, END_MARKER), 1);
+        CHECK(strstr(text, "flightrec: fatal SIGSEGV (11) at 0x0: the rings "
+                           "follow\n") != NULL);
+        struct dump_view v;
+        print_dump(log, &v);
+        /* The workers' rings whole; the fatal record, when the thread
+         * could have its rings, a sent signal's (no address). */
+        CHECK_EQ_U(v.worker[0].events, 500);
+        CHECK_EQ_U(v.worker[0].torn + v.worker[1].torn, 0);
+        CHECK_EQ_U(v.worker[1].last, 4999);
+        CHECK(v.fatal_records <= 1);
+        if (v.fatal_records == 1) {
+            CHECK_EQ_U(v.signal, SIGSEGV);
+            CHECK_EQ_U(v.address, 0);
+            CHECK(v.fatal_paired);
+        }
+    }
+}
+
+TEST(ignored_sigsegv_still_dies_of_a_fault)
+{
+    /* The kernel does not let a fault be ignored: neither does the
+     * handler, after the dump. */
+    use_scratch("ignored-fault");
+    struct run_result r;
+    char log[600];
+    crash_into_log(&r, "stderr", "ignored-fault", NULL, log, sizeof(log));
+    check_died_of(&r, SIGSEGV);
+    check_console_log(log, "flightrec: fatal SIGSEGV (11) at 0x40: the rings "
+                           "follow\n");
+    struct dump_view v;
+    print_dump(log, &v);
+    check_dump(&v, SIGSEGV, FAULT_ADDRESS, r.pid);
+}
+
+TEST(ignored_sigsegv_sent_stays_ignored)
+{
+    use_scratch("ignored-sent");
+    struct run_result r;
+    char log[600];
+    scratch_path(log, sizeof(log), "stderr.txt");
+    unlink(log);
+    run_target(&r, "stderr", log, "ignored-sent", NULL);
+    CHECK(WIFEXITED(r.status));
+    CHECK_EQ_I(WEXITSTATUS(r.status), 0);
+    static char text[8192];
+    read_file(log, text, sizeof(text));
+    CHECK_EQ_S(text, "still running after the ignored signal\n");
+}
+
 TEST(disabled_dump_writes_nothing)
 {
     use_scratch("disabled");

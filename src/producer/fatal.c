@@ -315,18 +315,16 @@ static void write_dump(int signo, const siginfo_t *info)
 static int would_be_ignored(const struct sigaction *prev, int signo,
                             const siginfo_t *info)
 {
-    return !(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_IGN &&
-           !raised_by_fault(info) && signo != SIGABRT;
+    return prev->sa_handler == SIG_IGN && !raised_by_fault(info) &&
+           signo != SIGABRT;
 }
 
-/* Hands the signal to what was there before, as the kernel would have. */
+/* Hands the signal to what was there before, as the kernel would have.
+ * SIG_DFL and SIG_IGN are told by the handler's value, whatever the flags
+ * (SA_SIGINFO with SIG_DFL is allowed). */
 static void chain(const struct sigaction *prev, int signo, siginfo_t *info,
                   void *context)
 {
-    if (prev->sa_flags & SA_SIGINFO) {
-        prev->sa_sigaction(signo, info, context);
-        return;
-    }
     if (prev->sa_handler == SIG_DFL) {
         die_by_default(signo);
         return;
@@ -338,7 +336,10 @@ static void chain(const struct sigaction *prev, int signo, siginfo_t *info,
             die_by_default(signo);
         return;
     }
-    prev->sa_handler(signo);
+    if (prev->sa_flags & SA_SIGINFO)
+        prev->sa_sigaction(signo, info, context);
+    else
+        prev->sa_handler(signo);
 }
 
 static void on_fatal(int signo, siginfo_t *info, void *context)
@@ -388,12 +389,15 @@ static void on_fatal(int signo, siginfo_t *info, void *context)
 
 /*=====   Enabling   =====*/
 
+static int is_ours(const struct sigaction *action)
+{
+    return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_fatal;
+}
+
 static int handler_is_current(int signo)
 {
     struct sigaction now;
-    if (sigaction(signo, NULL, &now) != 0)
-        return 0;
-    return (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fatal;
+    return sigaction(signo, NULL, &now) == 0 && is_ours(&now);
 }
 
 static int install_handlers(void)
@@ -415,15 +419,13 @@ static int install_handlers(void)
         struct sigaction now;
         if (sigaction(signo, NULL, &now) != 0)
             return -errno;
-        int ours = (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fatal;
-        if (ours)
+        if (is_ours(&now))
             continue; /* keep what it chains to */
         /* Installed before and replaced since: the new handler may chain
          * to this one, which must then not chain back to it (a loop);
          * the chain found at the first installation stays. */
-        if (!installed[i] ||
-            (!(now.sa_flags & SA_SIGINFO) &&
-             (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN)))
+        if (!installed[i] || now.sa_handler == SIG_DFL ||
+            now.sa_handler == SIG_IGN)
             previous[i] = now;
         if (sigaction(signo, &mine, NULL) != 0)
             return -errno;

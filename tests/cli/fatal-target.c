@@ -11,6 +11,8 @@
  *   fatal-target previous-siginfo   an SA_SIGINFO SIGSEGV handler first
  *   fatal-target previous-resethand a plain SA_RESETHAND handler first
  *   fatal-target fault-in-previous  a previous handler that faults again
+ *   fatal-target abort-siginfo-default  SIGABRT's default set with
+ *                                SA_SIGINFO first, then abort()
  *   fatal-target ignored-fault   SIGSEGV ignored first, then a fault
  *   fatal-target ignored-sent    SIGSEGV ignored first, then raise(SIGSEGV)
  *   fatal-target kill-new-thread  threads that start, record once and
@@ -84,9 +86,15 @@ static void start_workers(void)
         usleep(1000);
 }
 
+static _Atomic unsigned thread_starts;
+
 static void *record_once(void *arg)
 {
     flightrec_produce(FLIGHTREC_USER(2), (uintptr_t)arg);
+    /* The last one stays for its signal, which a sanitizer may deliver
+     * late. */
+    while ((uintptr_t)arg + 1 == atomic_load(&thread_starts))
+        usleep(1000);
     return NULL;
 }
 
@@ -97,16 +105,19 @@ static void kill_new_thread(unsigned seed)
 {
     pthread_t t;
     unsigned starts = 20 + seed % 20;
+    atomic_store(&thread_starts, starts);
     for (uintptr_t i = 0; i < starts; i++) {
         if (pthread_create(&t, NULL, record_once, (void *)i) != 0)
             exit(3);
-        if (i + 1 == starts) {
-            for (unsigned spin = 0; spin < seed % 2000; spin++)
-                __asm__ __volatile__("" ::: "memory");
-            pthread_kill(t, SIGSEGV);
+        if (i + 1 < starts) {
+            pthread_join(t, NULL);
+            continue;
         }
-        pthread_join(t, NULL);
+        for (unsigned spin = 0; spin < seed % 2000; spin++)
+            __asm__ __volatile__("" ::: "memory");
+        pthread_kill(t, SIGSEGV);
     }
+    sleep(20);
     exit(4); /* not reached: the process dies of SIGSEGV */
 }
 
@@ -127,7 +138,7 @@ static void write_to_null(void)
 static void crash(const char *how)
 {
     say("the program's last line, without its end");
-    if (strcmp(how, "abort") == 0)
+    if (strncmp(how, "abort", 5) == 0)
         abort();
     write_to_null();
     say("\nstill alive after the fault\n");
@@ -162,7 +173,7 @@ static void on_segv_faulting(int signo)
     write_to_null();
 }
 
-static void install(int flags, void (*handler)(int),
+static void install(int signo, int flags, void (*handler)(int),
                     void (*action)(int, siginfo_t *, void *))
 {
     struct sigaction sa;
@@ -173,7 +184,7 @@ static void install(int flags, void (*handler)(int),
         sa.sa_sigaction = action;
     else
         sa.sa_handler = handler;
-    if (sigaction(SIGSEGV, &sa, NULL) != 0)
+    if (sigaction(signo, &sa, NULL) != 0)
         exit(3);
 }
 
@@ -186,13 +197,15 @@ int main(int argc, char **argv)
     /* Handlers installed before the runtime starts (FLIGHTREC_FATAL is
      * read at the first event): they are what it chains to. */
     if (strcmp(mode, "previous-siginfo") == 0)
-        install(SA_SIGINFO, NULL, on_segv_siginfo);
+        install(SIGSEGV, SA_SIGINFO, NULL, on_segv_siginfo);
     else if (strcmp(mode, "previous-resethand") == 0)
-        install(SA_RESETHAND, on_segv_plain, NULL);
+        install(SIGSEGV, SA_RESETHAND, on_segv_plain, NULL);
     else if (strcmp(mode, "fault-in-previous") == 0)
-        install(0, on_segv_faulting, NULL);
+        install(SIGSEGV, 0, on_segv_faulting, NULL);
     else if (strncmp(mode, "ignored-", 8) == 0)
-        install(0, SIG_IGN, NULL);
+        install(SIGSEGV, 0, SIG_IGN, NULL);
+    else if (strcmp(mode, "abort-siginfo-default") == 0)
+        install(SIGABRT, SA_SIGINFO, SIG_DFL, NULL); /* allowed */
     if (strcmp(mode, "enable") == 0 || strcmp(mode, "hold") == 0) {
         int rc = flightrec_fatal_dump_enable(target);
         printf("enable: %d\n", rc);

@@ -373,6 +373,19 @@ TEST(abort_dies_of_sigabrt_after_the_dump)
     check_dump(&v, SIGABRT, 0, r.pid);
 }
 
+TEST(default_set_with_sa_siginfo_is_the_default)
+{
+    /* SA_SIGINFO with SIG_DFL: the default action, not a call to it. */
+    use_scratch("siginfo-default");
+    struct run_result r;
+    char log[600];
+    crash_into_log(&r, "stderr", "abort-siginfo-default", NULL, log,
+                   sizeof(log));
+    check_died_of(&r, SIGABRT);
+    check_console_log(log, "flightrec: fatal SIGABRT (6) at 0x0: the rings "
+                           "follow\n");
+}
+
 TEST(previous_siginfo_handler_runs_after_the_dump)
 {
     use_scratch("prev-siginfo");

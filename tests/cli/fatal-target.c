@@ -18,6 +18,7 @@
  *   fatal-target kill-new-thread  threads that start, record once and
  *                                exit; SIGSEGV sent to the last one as it
  *                                starts (maybe while it takes its rings)
+ *   fatal-target crash-together  two more threads fault at the same moment
  *   fatal-target exit            records, then exits normally
  *   fatal-target hold TARGET     enables, says "ready", exits when its
  *                                standard input closes
@@ -121,11 +122,6 @@ static void kill_new_thread(unsigned seed)
     exit(4); /* not reached: the process dies of SIGSEGV */
 }
 
-static void say(const char *text)
-{
-    (void)!write(STDERR_FILENO, text, strlen(text));
-}
-
 /* A store to the NULL page: NULL + 0x40, so that the fault address the
  * dump reports is one the test can tell from 0. */
 static void write_to_null(void)
@@ -133,6 +129,37 @@ static void write_to_null(void)
     volatile uintptr_t null_base = 0;
     volatile int *target = (volatile int *)(null_base + FAULT_OFFSET);
     *target = 1;
+}
+
+static _Atomic int go;
+
+static void *fault_at_go(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&finished, 1);
+    while (!atomic_load(&go))
+        ;
+    write_to_null();
+    return NULL;
+}
+
+/* Two threads fault together: one dump, one death. */
+static void crash_together(void)
+{
+    pthread_t t;
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t, NULL, fault_at_go, NULL) != 0)
+            exit(3);
+    while (atomic_load(&finished) < 4)
+        usleep(1000);
+    atomic_store(&go, 1);
+    sleep(20);
+    exit(4); /* not reached */
+}
+
+static void say(const char *text)
+{
+    (void)!write(STDERR_FILENO, text, strlen(text));
 }
 
 static void crash(const char *how)
@@ -230,6 +257,8 @@ int main(int argc, char **argv)
     start_workers();
     if (strcmp(mode, "exit") == 0)
         exit(0);
+    if (strcmp(mode, "crash-together") == 0)
+        crash_together();
     if (strcmp(mode, "kill-new-thread") == 0)
         kill_new_thread(target != NULL ? (unsigned)atoi(target) : 0);
     if (strcmp(mode, "ignored-sent") == 0) {

@@ -504,6 +504,33 @@ TEST(ignored_sigsegv_sent_stays_ignored)
     CHECK_EQ_S(text, "still running after the ignored signal\n");
 }
 
+TEST(threads_crashing_together_dump_once)
+{
+    use_scratch("together");
+    for (int round = 0; round < 4; round++) {
+        struct run_result r;
+        char log[600];
+        crash_into_log(&r, "stderr", "crash-together", NULL, log,
+                       sizeof(log));
+        check_died_of(&r, SIGSEGV);
+        static char text[1 << 22];
+        read_file(log, text, sizeof(text));
+        CHECK_EQ_U(count_of(text, BEGIN_MARKER), 1);
+        CHECK_EQ_U(count_of(text, END_MARKER), 1);
+        CHECK_EQ_U(count_of(text, "flightrec: fatal"), 1);
+        struct dump_view v;
+        print_dump(log, &v);
+        /* The record of the thread that dumped; the other waited. */
+        CHECK_EQ_U(v.fatal_records, 1);
+        CHECK_EQ_U(v.signal, SIGSEGV);
+        CHECK_EQ_U(v.address, FAULT_ADDRESS);
+        CHECK(v.fatal_paired);
+        CHECK(v.fatal_tid != r.pid);
+        CHECK_EQ_U(v.worker[0].events, 500);
+        CHECK_EQ_U(v.worker[1].last, 4999);
+    }
+}
+
 TEST(disabled_dump_writes_nothing)
 {
     use_scratch("disabled");

@@ -249,9 +249,11 @@ FLIGHTREC_API void flightrec_drain_reset(void);
  *
  * The handler records FLIGHTREC_EV_FATAL_SIGNAL (the signal number) and
  * FLIGHTREC_EV_FATAL_ADDRESS (si_addr of a fault, 0 for a signal sent by
- * kill(), raise() or abort()) as one record in the crashing thread's ring,
- * writes the stream of flightrec_dump(), async-signal-safe and taking no
- * lock, then hands the signal on: to the handler installed before (called
+ * kill(), raise() or abort()) as one record in the crashing thread's ring
+ * (subject to the filter; a thread without rings skips it rather than wait
+ * for the registry lock another thread, or itself, holds), writes the
+ * stream of flightrec_dump() once, async-signal-safe and taking no lock,
+ * then hands the signal on: to the handler installed before (called
  * as the kernel would have), or to the default action (the process dies of
  * the same signal, with a core where the system makes one).  A fault during
  * the dump gets the default action at once.  FLIGHTREC_FATAL=@a target in
@@ -268,6 +270,7 @@ FLIGHTREC_API void flightrec_drain_reset(void);
  * @retval -EEXIST the file exists
  * @retval -ELOOP the path is a symbolic link
  * @retval -EINVAL @a target is empty
+ * @retval -ENOMEM start-up could not reserve the rings: nothing to dump
  * @retval -errno creating the file or installing the handlers failed
  *         (the fatal dump is then disabled)
  */

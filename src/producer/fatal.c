@@ -509,6 +509,12 @@ static int open_file(const char *path)
 static int enable_locked(const char *target)
 {
     atomic_store_explicit(&fatal_target, TARGET_NONE, memory_order_release);
+    /* A dump under way in another thread keeps its descriptor: closed
+     * now, its number could be reused by a file the dump would then
+     * overwrite.  The dump ends by killing the process, as a rule. */
+    while (atomic_load_explicit(&dump_state, memory_order_acquire) ==
+           DUMP_WRITING)
+        flightrec__port_sleep_ns(1000000u);
     close_file();
     if (target == NULL) {
         remove_handlers();
@@ -537,6 +543,8 @@ int flightrec_fatal_dump_enable(const char *target)
         return -EINVAL;
     /* Start-up first: the handler never has to start the runtime. */
     flightrec__ensure_init();
+    if (target != NULL && flightrec__region_base == NULL)
+        return -ENOMEM; /* no rings to dump */
     flightrec__mutex_lock(&fatal_lock);
     int rc = enable_locked(target);
     flightrec__mutex_unlock(&fatal_lock);

@@ -298,6 +298,46 @@ TEST(segv_to_stderr_decodes_from_the_captured_log)
     check_dump(&v, SIGSEGV, FAULT_ADDRESS, r.pid);
 }
 
+TEST(dump_after_much_other_output_is_found)
+{
+    /* A server's standard error: far more than the 64 KiB a reader looks
+     * at for a begin marker before the dump. */
+    use_scratch("long-log");
+    char log[600];
+    scratch_path(log, sizeof(log), "long.log");
+    unlink(log);
+    static char lines[200 * 1024];
+    size_t n = 0;
+    while (n + 64 < sizeof(lines))
+        n += (size_t)snprintf(lines + n, sizeof(lines) - n,
+                              "request %zu served in 3 ms\n", n);
+    append_text(log, lines);
+    struct run_result r;
+    run_target(&r, "stderr", log, "segv", NULL);
+    check_died_of(&r, SIGSEGV);
+    struct dump_view v;
+    print_dump(log, &v);
+    check_dump(&v, SIGSEGV, FAULT_ADDRESS, r.pid);
+
+    /* The same text without a dump: said so, exit status 1. */
+    char text_only[600], cmd[2000], err_path[600], err[1024];
+    scratch_path(text_only, sizeof(text_only), "text-only.log");
+    scratch_path(err_path, sizeof(err_path), "text-only.err");
+    unlink(text_only);
+    append_text(text_only, lines);
+    snprintf(cmd, sizeof(cmd), "%s print '%s' >/dev/null 2>'%s'",
+             FLIGHTREC_BIN, text_only, err_path);
+    int status = system(cmd);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    read_file(err_path, err, sizeof(err));
+    char expected[1200];
+    snprintf(expected, sizeof(expected),
+             "flightrec print: %s: no stream block (a line \"" BEGIN_MARKER
+             "\") in the log\n",
+             text_only);
+    CHECK_EQ_S(err, expected);
+}
+
 TEST(segv_to_a_file)
 {
     use_scratch("file");

@@ -12,7 +12,7 @@
  * thread's /proc name, sigaction(), raise(), nanosleep(); the stream goes
  * through the dump's own writer into static buffers.  It takes no lock:
  * the one lock a record may need, the registry's (a thread's first event
- * attaches its rings), is only tried — a thread without rings whose crash
+ * attaches its rings), is only tried: a thread without rings whose crash
  * finds it held (maybe by itself, crashing inside it) dumps without its
  * fatal record rather than wait.
  */
@@ -41,7 +41,6 @@ static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
 /* Base64 lines of 76 characters (57 bytes), written whole in batches of at
  * most PIPE_BUF bytes: a pipe never interleaves another writer's text
  * inside them. */
-#define LINE_BYTES 57u
 #define LINE_CHARS 76u
 #define BATCH_LINES (4096u / (LINE_CHARS + 1))
 

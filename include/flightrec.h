@@ -21,8 +21,8 @@
  * Recording needs no set-up: the first event configures from the
  * environment (FLIGHTREC_ITEMS, FLIGHTREC_SIGNAL_ITEMS, FLIGHTREC_MODE,
  * FLIGHTREC_EVENTS, FLIGHTREC_RETAIN, FLIGHTREC_START, FLIGHTREC_PREFAULT,
- * see flightrec_config_from_env() and flightrec_filter_parse()) and
- * starts.
+ * see flightrec_config_from_env() and flightrec_filter_parse(); and
+ * FLIGHTREC_FATAL, see flightrec_fatal_dump_enable()) and starts.
  *
  * Life cycle (Linux trace channel semantics): flightrec_setup() configures,
  * flightrec_start() / flightrec_stop() switch recording on and off at once
@@ -239,6 +239,42 @@ FLIGHTREC_API int flightrec_drain(int fd);
  * header (for a new file or connection).
  */
 FLIGHTREC_API void flightrec_drain_reset(void);
+
+/*=====   Post-mortem   =====*/
+
+/**
+ * @brief Writes the rings once when the program dies of a fatal signal
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), for programs without a
+ * session file (docs/recording.md, "Post-mortem").
+ *
+ * The handler records FLIGHTREC_EV_FATAL_SIGNAL (the signal number) and
+ * FLIGHTREC_EV_FATAL_ADDRESS (si_addr of a fault, 0 for a signal sent by
+ * kill(), raise() or abort()) as one record in the crashing thread's ring
+ * (subject to the filter; a thread without rings skips it rather than wait
+ * for the registry lock another thread, or itself, holds), writes the
+ * stream of flightrec_dump() once, async-signal-safe and taking no lock,
+ * then hands the signal on: to the handler installed before (called
+ * as the kernel would have), or to the default action (the process dies of
+ * the same signal, with a core where the system makes one).  A fault during
+ * the dump gets the default action at once.  FLIGHTREC_FATAL=@a target in
+ * the environment does the same at start-up.
+ *
+ * @param target a file to create now (0600, never through a symbolic link,
+ *        never one that exists; removed at a normal exit if no dump went
+ *        into it), "stderr" (the stream as base64 lines between the
+ *        FLIGHTREC_CONSOLE_BEGIN and FLIGHTREC_CONSOLE_END marker lines of
+ *        flightrec/client.h, which `flightrec print` finds in a captured
+ *        log), or NULL to disable (the handlers installed are removed where
+ *        no handler was installed over them since).
+ * @retval 0 success
+ * @retval -EEXIST the file exists
+ * @retval -ELOOP the path is a symbolic link
+ * @retval -EINVAL @a target is empty
+ * @retval -ENOMEM start-up could not reserve the rings: nothing to dump
+ * @retval -errno creating the file or installing the handlers failed
+ *         (the fatal dump is then disabled)
+ */
+FLIGHTREC_API int flightrec_fatal_dump_enable(const char *target);
 
 /** Counts over all rings, for programs that watch themselves. */
 struct flightrec_stats {

@@ -380,6 +380,14 @@ struct flightrec_console {
  * begin marker starts one of their lines. */
 FLIGHTREC_API int flightrec_console_detect(const void *bytes, size_t n);
 
+/** Whether an input starting with @a bytes is to be read as a console log:
+ * flightrec_console_detect(), or lines of text (a line end and no NUL byte
+ * in its first 4 KiB: the header of every stream has NUL bytes) whose
+ * blocks may come later, such as a captured standard error with a
+ * fatal-signal dump after more than 64 KiB of other output.  Text without
+ * a block is then reported as such by flightrec_console_finish(). */
+FLIGHTREC_API int flightrec_console_probe(const void *bytes, size_t n);
+
 /** Starts decoding a log; stream bytes go to @a out. */
 FLIGHTREC_API void flightrec_console_init(struct flightrec_console *log,
                                           flightrec_console_out_fn out,

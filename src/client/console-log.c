@@ -42,6 +42,20 @@ int flightrec_console_detect(const void *bytes, size_t n)
     return 0;
 }
 
+/* Bytes of an input that tell text from a stream. */
+#define TEXT_PROBE_BYTES 4096u
+
+int flightrec_console_probe(const void *bytes, size_t n)
+{
+    if (flightrec_console_detect(bytes, n))
+        return 1;
+    /* Lines of text: a line end and no NUL byte (a stream's header has
+     * many; a short binary fragment has no line end either). */
+    size_t probed = n < TEXT_PROBE_BYTES ? n : TEXT_PROBE_BYTES;
+    return probed > 0 && memchr(bytes, 0, probed) == NULL &&
+           memchr(bytes, '\n', probed) != NULL;
+}
+
 void flightrec_console_init(struct flightrec_console *log,
                             flightrec_console_out_fn out, void *arg)
 {

@@ -174,7 +174,7 @@ static int regular_stream(int fd)
     do
         n = pread(fd, head, READ_CHUNK, at);
     while (n < 0 && errno == EINTR);
-    console = n > 0 && flightrec_console_detect(head, (size_t)n);
+    console = n > 0 && flightrec_console_probe(head, (size_t)n);
     free(head);
     return !console;
 }
@@ -223,7 +223,7 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
         stats->bytes += (uint64_t)n;
         if (first) {
             first = 0;
-            is_console = flightrec_console_detect(buf, (size_t)n);
+            is_console = flightrec_console_probe(buf, (size_t)n);
             if (is_console)
                 flightrec_console_init(&console, console_to_client, r.client);
         }

@@ -55,22 +55,28 @@ static void publish_frequency(void)
 static unsigned char dump_buffer[DUMP_BUFFER];
 static _Atomic int dump_buffer_busy;
 
-static int dump_with(int fd, unsigned char *buf, size_t cap)
+int flightrec__dump_to(struct frw_sink *sink)
 {
-    int target = fd;
-    struct frw_sink sink;
-    frw_sink_init_fd(&sink, &target, buf, cap);
-    frw_put_header(&sink, region_header(), region_control());
-    frw_put_event_names(&sink, region_names(), NULL);
+    publish_frequency();
+    frw_put_header(sink, region_header(), region_control());
+    frw_put_event_names(sink, region_names(), NULL);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
             FLIGHTREC_RING_FREE)
             continue;
         uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
-        (void)fr_ring_dump(&sink, flightrec__region_base, ring,
+        (void)fr_ring_dump(sink, flightrec__region_base, ring,
                            live_name(ring, name) == 0 ? name : NULL);
     }
-    return frw_sink_flush(&sink);
+    return frw_sink_flush(sink);
+}
+
+static int dump_with(int fd, unsigned char *buf, size_t cap)
+{
+    int target = fd;
+    struct frw_sink sink;
+    frw_sink_init_fd(&sink, &target, buf, cap);
+    return flightrec__dump_to(&sink);
 }
 
 int flightrec_dump(int fd)
@@ -80,7 +86,6 @@ int flightrec_dump(int fd)
         return -EAGAIN;
     if (flightrec__region_base == NULL)
         return -ENOMEM;
-    publish_frequency();
     if (!atomic_exchange_explicit(&dump_buffer_busy, 1, memory_order_acquire)) {
         int rc = dump_with(fd, dump_buffer, sizeof(dump_buffer));
         atomic_store_explicit(&dump_buffer_busy, 0, memory_order_release);

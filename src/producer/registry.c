@@ -84,6 +84,11 @@ static int lock(void)
     return 0;
 }
 
+int flightrec__registry_busy(void)
+{
+    return atomic_load_explicit(&registry_lock, memory_order_acquire);
+}
+
 static void unlock(void)
 {
     atomic_store_explicit(&registry_lock, 0, memory_order_release);

@@ -155,6 +155,9 @@ uint32_t flightrec__registry_count(void);
 /* Owner side: attach the calling thread (both rings); 0 or -1. */
 int flightrec__attach(void);
 void flightrec__registry_init(void);
+/* Whether some thread holds the registry lock now: a fatal-signal handler
+ * does not attach a ring (and wait for it) while it is held. */
+int flightrec__registry_busy(void);
 void flightrec__registry_reset_after_fork(void);
 /* fork() hooks: a shared region's snapshot for the child (registry.c). */
 void flightrec__registry_before_fork(void);
@@ -177,7 +180,16 @@ void flightrec__self_exited(void);
 void flightrec__self_resync(void);
 
 /* Reading (dump.c). */
+struct frw_sink;
+/* Writes a complete stream of what the rings hold now onto @sink, then
+ * flushes it: takes no lock and allocates nothing (flightrec_dump(), the
+ * fatal-signal dump).  Start-up must be done and the region exist. */
+int flightrec__dump_to(struct frw_sink *sink);
 void flightrec__drain_reset_after_fork(void);
 void flightrec__rings_cleanup(void);
+
+/* The fatal-signal dump (fatal.c): applies FLIGHTREC_FATAL, at start-up
+ * (hosted ports only). */
+void flightrec__fatal_from_env(void);
 
 #endif

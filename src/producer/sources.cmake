@@ -7,6 +7,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/control.c
   producer/dump.c
   producer/event-names.c
+  producer/fatal.c
   producer/filter.c
   producer/port-linux.c
   producer/produce.c

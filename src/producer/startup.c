@@ -42,6 +42,8 @@ static void init_once_fn(void)
     }
     /* Known at once except for a counter that needs calibrating. */
     flightrec__timebase_publish_if_ready();
+    /* FLIGHTREC_FATAL, whoever configures the rings. */
+    flightrec__fatal_from_env();
     if (flightrec__configured)
         return;
 

@@ -165,6 +165,34 @@ TEST(detect)
     fr_vec_free(&v);
 }
 
+/* Text whose block may come after 64 KiB is a log; streams, even short
+ * broken ones, are not. */
+TEST(probe)
+{
+    static const char text[] = "server started\nrequest 1\n";
+    static const char marker[] = FLIGHTREC_CONSOLE_BEGIN "\n";
+    static const unsigned char no_line_end[] = { 0x55, 0x55, 0x55, 0x55,
+                                                 0xc1, 0x4e, 0xe1, 0x82 };
+    CHECK_EQ_I(flightrec_console_probe(text, strlen(text)), 1);
+    CHECK_EQ_I(flightrec_console_probe(marker, strlen(marker)), 1);
+    CHECK_EQ_I(flightrec_console_probe(no_line_end, sizeof(no_line_end)), 0);
+    CHECK_EQ_I(flightrec_console_probe(text, 0), 0);
+    struct fr_vec v;
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, 1000000000u, 1, 64, 1, 0);
+    CHECK_EQ_I(flightrec_console_probe(v.buf, v.len), 0);
+    fr_vec_free(&v);
+    /* A NUL byte within the first 4 KiB: binary, whatever follows. */
+    static char mostly_text[8192];
+    memset(mostly_text, 'a', sizeof(mostly_text));
+    mostly_text[100] = '\n';
+    mostly_text[4095] = '\0';
+    CHECK_EQ_I(flightrec_console_probe(mostly_text, sizeof(mostly_text)), 0);
+    mostly_text[4095] = 'a';
+    mostly_text[4096] = '\0';
+    CHECK_EQ_I(flightrec_console_probe(mostly_text, sizeof(mostly_text)), 1);
+}
+
 /* Not base64 in a block: the line is named, the bytes before it kept, and
  * the error stays. */
 TEST(bad_character)

@@ -202,7 +202,7 @@ static int console_log_file(int fd, unsigned char *buf, size_t size)
     do
         n = pread(fd, buf, size, at);
     while (n < 0 && errno == EINTR);
-    return n > 0 && flightrec_console_detect(buf, (size_t)n);
+    return n > 0 && flightrec_console_probe(buf, (size_t)n);
 }
 
 int cli_decode(struct cli_input *in, flightrec_client *client)
@@ -248,7 +248,7 @@ int cli_decode(struct cli_input *in, flightrec_client *client)
             break;
         if (first) {
             first = 0;
-            is_console = flightrec_console_detect(buf, (size_t)n);
+            is_console = flightrec_console_probe(buf, (size_t)n);
             if (is_console)
                 flightrec_console_init(&console, console_to_client, client);
         }

@@ -51,6 +51,7 @@ int cmd_ls(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -281,35 +281,42 @@ struct decoded {
     int rc;
 };
 
+/* Each thread's events in its own numbering: the opening USER(100) is 0,
+ * USER(i) with data d is d + 1.  A loss of L moves the expected number on
+ * by L, so every event must come exactly where the losses before it say:
+ * nothing twice, nothing missing that was not reported. */
 static int on_record(const struct flightrec_record *rec, void *arg)
 {
     struct decoded *d = arg;
+    struct per_thread *t = NULL;
+    for (int i = 0; i < THREADS; i++)
+        if (rec->ring_info != NULL && rec->ring_info->thread_id == d->t[i].tid)
+            t = &d->t[i];
+    if (t == NULL)
+        return 0;
     if (rec->type == FLIGHTREC_RECORD_LOSS) {
-        for (int i = 0; i < THREADS; i++)
-            if (rec->ring_info->thread_id == d->t[i].tid)
-                d->t[i].lost += rec->loss_count;
+        t->lost += rec->loss_count;
+        t->next += rec->loss_count;
         return 0;
     }
-    if (rec->type == FLIGHTREC_RECORD_EVENT &&
-        rec->event == FLIGHTREC_USER(100)) {
-        for (int i = 0; i < THREADS; i++)
-            if (rec->ring_info->thread_id == d->t[i].tid)
-                d->t[i].opening++;
+    if (rec->type != FLIGHTREC_RECORD_EVENT)
         return 0;
-    }
-    if (rec->type != FLIGHTREC_RECORD_EVENT ||
-        rec->event < FLIGHTREC_USER(0) ||
-        rec->event >= FLIGHTREC_USER(THREADS))
-        return 0;
-    struct per_thread *t = &d->t[rec->event - FLIGHTREC_USER(0)];
-    if (t->events == 0)
-        t->first = rec->data;
-    else if (rec->data != t->next)
-        t->torn++; /* twice, out of order or a gap not reported */
-    if (rec->ring_info->thread_id != t->tid)
+    uint64_t number;
+    if (rec->event == FLIGHTREC_USER(100)) {
+        t->opening++;
+        number = 0;
+    } else if (rec->event == FLIGHTREC_USER((uint32_t)(t - d->t))) {
+        if (t->events == 0)
+            t->first = rec->data;
+        t->events++;
+        number = rec->data + 1;
+    } else {
         t->torn++;
-    t->next = rec->data + 1;
-    t->events++;
+        return 0;
+    }
+    if (number != t->next)
+        t->torn++;
+    t->next = number + 1;
     return 0;
 }
 
@@ -362,8 +369,9 @@ static void check_exact_losses(const struct received *r, uint64_t events,
     for (int i = 0; i < THREADS; i++) {
         CHECK_EQ_U(d.t[i].torn, 0);
         CHECK_EQ_U(d.t[i].opening + d.t[i].events + d.t[i].lost, 1 + events);
+        CHECK_EQ_U(d.t[i].next, 1 + events);
         if (has_last)
-            CHECK_EQ_U(d.t[i].next, events); /* the last ones came */
+            CHECK_EQ_U(d.t[i].first + d.t[i].events, events);
         *lost_total += d.t[i].lost;
     }
 }

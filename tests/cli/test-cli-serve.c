@@ -58,6 +58,8 @@ struct side_log {
     _Atomic int32_t tid[THREADS];
     _Atomic int started;
     _Atomic int go;         /* the threads may record */
+    _Atomic unsigned port;  /* of the in-process server */
+    _Atomic int drain_rc;   /* flightrec_drain() while it runs */
 };
 
 static struct side_log *side;
@@ -91,7 +93,8 @@ static void *recorder(void *arg)
 
 /* A process recording @events per thread in discard mode once side->go
  * is set, then exiting; its session exists when this returns. */
-static pid_t start_recorder(uint64_t events, unsigned pause_every)
+static pid_t start_recorder_in(uint64_t events, unsigned pause_every,
+                               int server)
 {
     side = mmap(NULL, sizeof(*side), PROT_READ | PROT_WRITE,
                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -108,6 +111,12 @@ static pid_t start_recorder(uint64_t events, unsigned pause_every)
         config.mode = FLIGHTREC_MODE_DISCARD;
         if (flightrec_setup(&config) != 0)
             _exit(2);
+        if (server) {
+            if (flightrec_server_start("127.0.0.1", 0, 10) != 0)
+                _exit(3);
+            atomic_store(&side->drain_rc, flightrec_drain(-1));
+            atomic_store(&side->port, flightrec_server_port());
+        }
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)
             pthread_create(&t[i], NULL, recorder, (void *)i);
@@ -120,6 +129,11 @@ static pid_t start_recorder(uint64_t events, unsigned pause_every)
         usleep(1000);
     CHECK_EQ_I(atomic_load(&side->started), THREADS);
     return child;
+}
+
+static pid_t start_recorder(uint64_t events, unsigned pause_every)
+{
+    return start_recorder_in(events, pause_every, 0);
 }
 
 /*=====   The server   =====*/
@@ -260,6 +274,11 @@ static void receive_all(struct received *r, size_t n, unsigned ms)
 
 static int ends_with_stream_end(const struct received *r)
 {
+    if (getenv("SERVE_DEBUG") && r->len >= ITEM_SIZE) {
+        uint32_t w;
+        memcpy(&w, r->bytes + r->len - ITEM_SIZE, 4);
+        fprintf(stderr, "len %zu last id %u\n", r->len, (unsigned)(w & 1023));
+    }
     if (r->len < 8 + ITEM_SIZE || (r->len - 8) % ITEM_SIZE != 0)
         return 0;
     uint32_t word;
@@ -385,22 +404,15 @@ static void send_text(int fd, const char *text)
 
 #define MANY_EVENTS 1000000u
 
-TEST(eight_clients_one_stuck)
+/* Eight clients from the start: seven readers (one sends garbage first),
+ * one that never reads; one more leaves in the middle of a chunk and one
+ * comes late. */
+static void eight_clients(unsigned port, pid_t child)
 {
-    use_own_sessions("eight");
-    pid_t child = start_recorder(MANY_EVENTS, 500);
-    char pid_text[16];
-    snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
-    struct server srv;
-    const char *args[] = { pid_text, NULL };
-    start_server(&srv, args);
-
-    /* Seven readers (one sends garbage first), one that never reads, one
-     * that leaves in the middle of a chunk. */
     struct received r[9];
     memset(r, 0, sizeof(r));
     for (int i = 0; i < 9; i++)
-        r[i].fd = connect_to(srv.port, i == 7 ? 4096 : 0);
+        r[i].fd = connect_to(port, i == 7 ? 4096 : 0);
     unsigned char garbage[4096];
     srand(7);
     for (size_t i = 0; i < sizeof(garbage); i++)
@@ -419,13 +431,15 @@ TEST(eight_clients_one_stuck)
     while (atomic_load(&side->done[0]) < MANY_EVENTS / 2 ||
            atomic_load(&side->done[1]) < MANY_EVENTS / 2)
         receive_all(r, 7, 5);
-    late.fd = connect_to(srv.port, 0);
+    late.fd = connect_to(port, 0);
     struct received readers[8];
     memcpy(readers, r, 7 * sizeof(r[0]));
     readers[7] = late;
     receive_all(readers, 8, 60000);
-    /* Nobody waited for the stuck client: the program is done, the readers
-     * have the end of the stream, and the stuck one has not read a byte. */
+    /* Nobody waited for the stuck client: the readers have the end of the
+     * stream, and the stuck one has not read a byte.  It reads now (a
+     * program that exits gives it a moment for that). */
+    receive_all(&r[7], 1, 30000);
     int status;
     CHECK_EQ_I(waitpid(child, &status, 0), child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -436,9 +450,8 @@ TEST(eight_clients_one_stuck)
     uint64_t lost;
     check_exact_losses(&readers[7], MANY_EVENTS, 1, &lost);
     CHECK(lost > 0); /* it came when the first events were long gone */
-    /* The stuck client now reads: what its queue held, then losses that
-     * add up exactly, and the end of the stream. */
-    receive_all(&r[7], 1, 30000);
+    /* The stuck client: what its queue held, then losses that add up
+     * exactly, and the end of the stream. */
     CHECK(r[7].closed);
     check_exact_losses(&r[7], MANY_EVENTS, 0, &lost);
     CHECK(lost > 0);
@@ -446,7 +459,6 @@ TEST(eight_clients_one_stuck)
     decode(r[7].bytes, r[7].len, &stuck);
     for (int i = 0; i < THREADS; i++)
         CHECK(stuck.t[i].events > 0); /* its queue's worth */
-    CHECK_EQ_I(server_status(&srv, 20000), 0);
     for (int i = 0; i < 8; i++) {
         close(readers[i].fd);
         free(readers[i].bytes);
@@ -454,6 +466,46 @@ TEST(eight_clients_one_stuck)
     close(r[7].fd);
     free(r[7].bytes);
     free(r[8].bytes);
+}
+
+TEST(eight_clients_one_stuck)
+{
+    use_own_sessions("eight");
+    pid_t child = start_recorder(MANY_EVENTS, 500);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+    struct server srv;
+    const char *args[] = { pid_text, NULL };
+    start_server(&srv, args);
+    eight_clients(srv.port, child);
+    CHECK_EQ_I(server_status(&srv, 20000), 0);
+}
+
+TEST(in_process_server_eight_clients)
+{
+    use_own_sessions("inproc");
+    pid_t child = start_recorder_in(MANY_EVENTS, 500, 1);
+    unsigned port = atomic_load(&side->port);
+    CHECK(port != 0);
+    /* The server is the process's one consumer: its own drain and
+     * flightrec stream outside are refused. */
+    CHECK_EQ_I(atomic_load(&side->drain_rc), -EBUSY);
+    char cmd[1400], err[1000];
+    snprintf(cmd, sizeof(cmd), "%s stream -o '%s/x.rec' %d 2>'%s/err.txt'",
+             FLIGHTREC_BIN, scratch, (int)child, scratch);
+    CHECK_EQ_I(WEXITSTATUS(system(cmd)), 1);
+    snprintf(cmd, sizeof(cmd), "%s/err.txt", scratch);
+    FILE *f = fopen(cmd, "r");
+    CHECK(f != NULL);
+    size_t n = fread(err, 1, sizeof(err) - 1, f);
+    err[n] = '\0';
+    fclose(f);
+    char expect[200];
+    snprintf(expect, sizeof(expect),
+             "flightrec stream: session of process %d is already consumed by "
+             "process %d\n", (int)child, (int)child);
+    CHECK_EQ_S(err, expect);
+    eight_clients(port, child);
 }
 
 /* Sends @request, reads until closed: what came. */

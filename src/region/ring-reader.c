@@ -173,15 +173,6 @@ static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
     return oldest_intact(ring, id, head);
 }
 
-/* The oldest position intact whatever the mode: below the reader's tail
- * a discard-mode producer overwrites as a flight-mode one does. */
-static uintptr_t flight_oldest(const ring_t *ring)
-{
-    atomic_thread_fence(memory_order_acquire);
-    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-    return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
-}
-
 static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
                            const struct owner *owner, uintptr_t events,
                            uintptr_t overflow, uintptr_t discard)
@@ -203,8 +194,7 @@ static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
 static uintptr_t count_recorder_items(const unsigned char *base,
                                       const ring_t *ring,
                                       const struct identity *id,
-                                      uintptr_t *from, uintptr_t head,
-                                      int below_tail)
+                                      uintptr_t *from, uintptr_t head)
 {
     const struct flightrec_region_item *items = items_of(base, ring);
     uintptr_t mask = (uintptr_t)ring->capacity - 1;
@@ -216,8 +206,7 @@ static uintptr_t count_recorder_items(const unsigned char *base,
         for (size_t i = 0; i < n; i++)
             in_block += (uintptr_t)is_recorder_item(atomic_load_explicit(
                 &items[(p + i) & mask].event, memory_order_relaxed));
-        uintptr_t oldest = below_tail ? flight_oldest(ring)
-                                      : current_oldest(ring, id);
+        uintptr_t oldest = current_oldest(ring, id);
         if (before(p, oldest)) {
             /* Overtaken: what is before the oldest intact item is lost;
              * count again from there. */
@@ -265,7 +254,7 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
         if (before(head, begin))
             begin = head;
         uintptr_t recorder_in = count_recorder_items(base, ring, id, &begin,
-                                                     head, 0);
+                                                     head);
         uintptr_t begin_events =
             events_at_head - ((head - begin) - recorder_in);
         uintptr_t overflow = reread ? 0 : begin_events - from_events;
@@ -422,6 +411,47 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     return 0;
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
+/* The server's late clients (hosted only: a firmware's drain stays the
+ * code it was, instruction for instruction). */
+
+/* The oldest position intact whatever the mode: below the reader's tail
+ * a discard-mode producer overwrites as a flight-mode one does. */
+static uintptr_t flight_oldest(const ring_t *ring)
+{
+    atomic_thread_fence(memory_order_acquire);
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
+}
+
+/* count_recorder_items() for positions below the reader's tail. */
+static uintptr_t count_recorder_below_tail(const unsigned char *base,
+                                           const ring_t *ring,
+                                           uintptr_t *from, uintptr_t tail)
+{
+    const struct flightrec_region_item *items = items_of(base, ring);
+    uintptr_t mask = (uintptr_t)ring->capacity - 1;
+    uintptr_t count = 0, p = *from;
+    int laps = 0;
+    while (before(p, tail)) {
+        size_t n = tail - p < BLOCK_ITEMS ? tail - p : BLOCK_ITEMS;
+        uintptr_t in_block = 0;
+        for (size_t i = 0; i < n; i++)
+            in_block += (uintptr_t)is_recorder_item(atomic_load_explicit(
+                &items[(p + i) & mask].event, memory_order_relaxed));
+        uintptr_t oldest = flight_oldest(ring);
+        if (before(p, oldest)) {
+            p = before(oldest, tail) && ++laps < LAP_TRIES ? oldest : tail;
+            *from = p;
+            count = 0;
+            continue;
+        }
+        count += in_block;
+        p += n;
+    }
+    return count;
+}
+
 int fr_ring_dump_read(struct frw_sink *sink, const unsigned char *base,
                       const ring_t *ring, const uint32_t *name)
 {
@@ -444,8 +474,7 @@ int fr_ring_dump_read(struct frw_sink *sink, const unsigned char *base,
     uintptr_t begin = later(id.start, flight_oldest(ring));
     if (before(tail, begin))
         begin = tail;
-    uintptr_t recorder_in =
-        count_recorder_items(base, ring, &id, &begin, tail, 1);
+    uintptr_t recorder_in = count_recorder_below_tail(base, ring, &begin, tail);
     if (!same_owner(ring, &id))
         return 0;
     uintptr_t begin_events = tail_events - ((tail - begin) - recorder_in);
@@ -478,3 +507,4 @@ int fr_ring_dump_read(struct frw_sink *sink, const unsigned char *base,
     }
     return 0;
 }
+#endif

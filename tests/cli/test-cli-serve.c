@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -105,6 +106,7 @@ static pid_t start_recorder_in(uint64_t events, unsigned pause_every,
     pid_t child = fork();
     CHECK(child >= 0);
     if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan if a check fails */
         struct flightrec_config config;
         flightrec_config_init(&config);
         config.items_per_ring = 1u << 16;
@@ -177,6 +179,7 @@ static void start_server(struct server *s, const char *const *args)
     s->pid = fork();
     CHECK(s->pid >= 0);
     if (s->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         dup2(fds[1], 2);
         const char *argv[32] = { "flightrec", "serve", "--listen",
                                  "127.0.0.1:0" };
@@ -296,6 +299,7 @@ struct per_thread {
 
 struct decoded {
     struct per_thread t[THREADS];
+    uint64_t others;    /* events of threads that are not the recorders */
     int64_t pid;
     int rc;
 };
@@ -311,8 +315,10 @@ static int on_record(const struct flightrec_record *rec, void *arg)
     for (int i = 0; i < THREADS; i++)
         if (rec->ring_info != NULL && rec->ring_info->thread_id == d->t[i].tid)
             t = &d->t[i];
-    if (t == NULL)
+    if (t == NULL) {
+        d->others += rec->type == FLIGHTREC_RECORD_EVENT;
         return 0;
+    }
     if (rec->type == FLIGHTREC_RECORD_LOSS) {
         t->lost += rec->loss_count;
         t->next += rec->loss_count;
@@ -366,6 +372,7 @@ static void check_everything(const struct received *r, uint64_t events,
     decode(r->bytes, r->len, &d);
     CHECK_EQ_I(d.rc, 0);
     CHECK_EQ_I(d.pid, pid);
+    CHECK_EQ_U(d.others, 0); /* the server thread recorded nothing */
     for (int i = 0; i < THREADS; i++) {
         CHECK_EQ_U(d.t[i].torn, 0);
         CHECK_EQ_U(d.t[i].first, 0);
@@ -706,6 +713,106 @@ TEST(refusals_at_start)
     snprintf(cmd, sizeof(cmd), "%s serve --max-clients 0 1 2>/dev/null",
              FLIGHTREC_BIN);
     CHECK_EQ_I(WEXITSTATUS(system(cmd)), 2);
+}
+
+TEST(other_address_warns)
+{
+    use_own_sessions("anyaddr");
+    pid_t child = start_recorder(10, 0);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+    struct server srv;
+    /* The last --listen wins: all interfaces, port any. */
+    const char *args[] = { "--listen", "0.0.0.0:0", pid_text, NULL };
+    memset(&srv, 0, sizeof(srv));
+    int fds[2];
+    CHECK_EQ_I(pipe2(fds, O_CLOEXEC), 0);
+    srv.pid = fork();
+    if (srv.pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(fds[1], 2);
+        execl(FLIGHTREC_BIN, "flightrec", "serve", args[0], args[1], args[2],
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    srv.err_fd = fds[0];
+    CHECK_EQ_I(server_wait_for(&srv, "serve: listening on 0.0.0.0:", 10000),
+               0);
+    CHECK(strstr(srv.err, "flightrec serve: warning: listening on 0.0.0.0: "
+                          "other machines can connect and no token is "
+                          "required\n") != NULL);
+    srv.port = (unsigned)atoi(strstr(srv.err, "serve: listening on 0.0.0.0:") +
+                              strlen("serve: listening on 0.0.0.0:"));
+    struct received r;
+    memset(&r, 0, sizeof(r));
+    r.fd = connect_to(srv.port, 0);
+    atomic_store(&side->go, 1);
+    receive_all(&r, 1, 30000);
+    waitpid(child, NULL, 0);
+    check_everything(&r, 10, child);
+    close(r.fd);
+    free(r.bytes);
+    CHECK_EQ_I(server_status(&srv, 20000), 0);
+}
+
+TEST(flightrec_server_environment)
+{
+    use_own_sessions("env");
+    int in[2], err[2];
+    CHECK_EQ_I(pipe2(in, O_CLOEXEC), 0);
+    CHECK_EQ_I(pipe2(err, O_CLOEXEC), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(in[0], 0);
+        dup2(err[1], 2);
+        setenv("FLIGHTREC_SERVER", "127.0.0.1:0", 1);
+        execl(SERVE_ENV_TARGET, "serve-env-target", "5000", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(err[1]);
+    struct server srv;
+    memset(&srv, 0, sizeof(srv));
+    srv.err_fd = err[0];
+    CHECK_EQ_I(server_wait_for(&srv, "flightrec: serving on 127.0.0.1:", 10000),
+               0);
+    unsigned port = (unsigned)atoi(strstr(srv.err, "serving on 127.0.0.1:") +
+                                   strlen("serving on 127.0.0.1:"));
+    struct received r;
+    memset(&r, 0, sizeof(r));
+    r.fd = connect_to(port, 0);
+    usleep(200000);
+    CHECK_EQ_I(write(in[1], "g", 1), 1);
+    usleep(200000);
+    close(in[1]); /* the program exits: the end of the stream */
+    receive_all(&r, 1, 30000);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(r.closed);
+    CHECK(ends_with_stream_end(&r));
+    /* Every event of the main thread, in order, nothing else. */
+    side = mmap(NULL, sizeof(*side), PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    memset(side, 0, sizeof(*side));
+    atomic_store(&side->tid[0], (int32_t)child);
+    struct decoded d;
+    decode(r.bytes, r.len, &d);
+    CHECK_EQ_I(d.rc, 0);
+    CHECK_EQ_I(d.pid, child);
+    CHECK_EQ_U(d.t[0].events, 5000);
+    /* Numbered from 0 with no opening event: only the first one is off
+     * by one in this numbering. */
+    CHECK_EQ_U(d.t[0].torn, 1);
+    CHECK_EQ_U(d.t[0].first, 0);
+    CHECK_EQ_U(d.t[0].next, 5000 + 1);
+    CHECK_EQ_U(d.t[0].lost, 0);
+    CHECK_EQ_U(d.others, 0);
+    close(r.fd);
+    free(r.bytes);
+    close(err[0]);
 }
 
 TEST_MAIN()

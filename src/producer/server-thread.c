@@ -160,7 +160,11 @@ int flightrec_server_start(const char *address, unsigned port,
         rc = -EADDRNOTAVAIL;
         goto out;
     }
-    if (fr_server_add(server, 0, &own_ops, NULL) != 0) {
+    const struct flightrec_region_process *me =
+        (const void *)(flightrec__region_base +
+                       region_header()->process_offset);
+    /* Under its own pid: a client may ask for it ("pid PID"). */
+    if (fr_server_add(server, me->pid, &own_ops, NULL) != 0) {
         fr_server_close(server);
         server = NULL;
         self_claim(0);

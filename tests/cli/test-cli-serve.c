@@ -294,6 +294,7 @@ static int ends_with_stream_end(const struct received *r)
 struct per_thread {
     int32_t tid;
     uint64_t events, first, next, lost, torn;
+    uint64_t gaps;      /* events skipped in the numbering */
     uint64_t opening;   /* the USER(100) each thread records first */
 };
 
@@ -305,9 +306,10 @@ struct decoded {
 };
 
 /* Each thread's events in its own numbering: the opening USER(100) is 0,
- * USER(i) with data d is d + 1.  A loss of L moves the expected number on
- * by L, so every event must come exactly where the losses before it say:
- * nothing twice, nothing missing that was not reported. */
+ * USER(i) with data d is d + 1.  An event may never come twice or out of
+ * order; the numbers it skips (gaps, and after the last one) must be
+ * exactly the losses the stream reports for the thread (a discard is
+ * reported in the chunk after the drops, wherever they fell). */
 static int on_record(const struct flightrec_record *rec, void *arg)
 {
     struct decoded *d = arg;
@@ -321,7 +323,6 @@ static int on_record(const struct flightrec_record *rec, void *arg)
     }
     if (rec->type == FLIGHTREC_RECORD_LOSS) {
         t->lost += rec->loss_count;
-        t->next += rec->loss_count;
         return 0;
     }
     if (rec->type != FLIGHTREC_RECORD_EVENT)
@@ -339,8 +340,17 @@ static int on_record(const struct flightrec_record *rec, void *arg)
         t->torn++;
         return 0;
     }
-    if (number != t->next)
+    if (number < t->next) {
+        if (t->torn < 4)
+            fprintf(stderr, "thread %d: event %llu after %llu (offset %llu, "
+                    "ring %u)\n", (int)(t - d->t),
+                    (unsigned long long)number,
+                    (unsigned long long)t->next - 1,
+                    (unsigned long long)rec->offset, rec->ring);
         t->torn++;
+    } else {
+        t->gaps += number - t->next;
+    }
     t->next = number + 1;
     return 0;
 }
@@ -370,6 +380,11 @@ static void check_everything(const struct received *r, uint64_t events,
     CHECK(ends_with_stream_end(r));
     struct decoded d;
     decode(r->bytes, r->len, &d);
+    if (getenv("SERVE_SAVE") && (d.t[0].torn || d.t[1].torn)) {
+        FILE *f = fopen(getenv("SERVE_SAVE"), "wb");
+        fwrite(r->bytes, 1, r->len, f);
+        fclose(f);
+    }
     CHECK_EQ_I(d.rc, 0);
     CHECK_EQ_I(d.pid, pid);
     CHECK_EQ_U(d.others, 0); /* the server thread recorded nothing */
@@ -395,7 +410,8 @@ static void check_exact_losses(const struct received *r, uint64_t events,
     for (int i = 0; i < THREADS; i++) {
         CHECK_EQ_U(d.t[i].torn, 0);
         CHECK_EQ_U(d.t[i].opening + d.t[i].events + d.t[i].lost, 1 + events);
-        CHECK_EQ_U(d.t[i].next, 1 + events);
+        /* What is missing is exactly what is reported lost. */
+        CHECK_EQ_U(d.t[i].gaps + (1 + events - d.t[i].next), d.t[i].lost);
         if (has_last)
             CHECK_EQ_U(d.t[i].first + d.t[i].events, events);
         *lost_total += d.t[i].lost;
@@ -409,7 +425,7 @@ static void send_text(int fd, const char *text)
 
 /*=====   Cases   =====*/
 
-#define MANY_EVENTS 1000000u
+#define MANY_EVENTS 400000u
 
 /* Eight clients from the start: seven readers (one sends garbage first),
  * one that never reads; one more leaves in the middle of a chunk and one
@@ -454,9 +470,16 @@ static void eight_clients(unsigned port, pid_t child)
         CHECK(readers[i].closed);
         check_everything(&readers[i], MANY_EVENTS, child);
     }
+    /* The late one: the events after what the rings had lost when it
+     * came, each where the losses before it say (a reader that falls
+     * behind on a loaded machine may lose chunks too, counted). */
     uint64_t lost;
-    check_exact_losses(&readers[7], MANY_EVENTS, 1, &lost);
+    check_exact_losses(&readers[7], MANY_EVENTS, 0, &lost);
     CHECK(lost > 0); /* it came when the first events were long gone */
+    struct decoded late_decoded;
+    decode(readers[7].bytes, readers[7].len, &late_decoded);
+    for (int i = 0; i < THREADS; i++)
+        CHECK(late_decoded.t[i].events > 0);
     /* The stuck client: what its queue held, then losses that add up
      * exactly, and the end of the stream. */
     CHECK(r[7].closed);
@@ -478,7 +501,7 @@ static void eight_clients(unsigned port, pid_t child)
 TEST(eight_clients_one_stuck)
 {
     use_own_sessions("eight");
-    pid_t child = start_recorder(MANY_EVENTS, 500);
+    pid_t child = start_recorder(MANY_EVENTS, 200);
     char pid_text[16];
     snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
     struct server srv;
@@ -491,7 +514,7 @@ TEST(eight_clients_one_stuck)
 TEST(in_process_server_eight_clients)
 {
     use_own_sessions("inproc");
-    pid_t child = start_recorder_in(MANY_EVENTS, 500, 1);
+    pid_t child = start_recorder_in(MANY_EVENTS, 200, 1);
     unsigned port = atomic_load(&side->port);
     CHECK(port != 0);
     /* The server is the process's one consumer: its own drain and
@@ -803,9 +826,9 @@ TEST(flightrec_server_environment)
     CHECK_EQ_I(d.rc, 0);
     CHECK_EQ_I(d.pid, child);
     CHECK_EQ_U(d.t[0].events, 5000);
-    /* Numbered from 0 with no opening event: only the first one is off
-     * by one in this numbering. */
-    CHECK_EQ_U(d.t[0].torn, 1);
+    /* Numbered from 0 with no opening event: one gap, before the first. */
+    CHECK_EQ_U(d.t[0].torn, 0);
+    CHECK_EQ_U(d.t[0].gaps, 1);
     CHECK_EQ_U(d.t[0].first, 0);
     CHECK_EQ_U(d.t[0].next, 5000 + 1);
     CHECK_EQ_U(d.t[0].lost, 0);

@@ -512,13 +512,19 @@ static void start_stream(struct fr_server *s, struct client *c)
     struct source *src = c->source;
     c->state = CLIENT_STREAMING;
     struct frw_sink sink = collect_sink(s);
+    /* The header's facts, field by field: the owner changes the atomic
+     * ones meanwhile (new rings). */
+    const struct flightrec_region_header *h = header_of(src->base);
     struct flightrec_region_header facts;
-    memcpy(&facts, src->base, sizeof(facts));
+    memset(&facts, 0, sizeof(facts));
+    atomic_store(&facts.ring_count, atomic_load(&h->ring_count));
     atomic_store(&facts.counter_frequency, src->ops->frequency(src->ctx));
+    facts.process_id = h->process_id;
+    facts.realtime_ns = h->realtime_ns;
     frw_put_header(&sink, &facts,
-                   (const void *)(src->base + facts.control_offset));
-    frw_put_event_names(&sink,
-                        (const void *)(src->base + facts.names_offset), NULL);
+                   (const void *)(src->base + h->control_offset));
+    frw_put_event_names(&sink, (const void *)(src->base + h->names_offset),
+                        NULL);
     (void)frw_sink_flush(&sink);
     (void)queue_bytes(c, UNIT_KEEP, s->collect.bytes, s->collect.len);
     s->collect.len = 0;

@@ -109,7 +109,7 @@ static pid_t start_recorder_in(uint64_t events, unsigned pause_every,
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphan if a check fails */
         struct flightrec_config config;
         flightrec_config_init(&config);
-        config.items_per_ring = 1u << 16;
+        config.items_per_ring = 1u << 17; /* 0.6 s of a stalled server */
         config.mode = FLIGHTREC_MODE_DISCARD;
         if (flightrec_setup(&config) != 0)
             _exit(2);

@@ -485,6 +485,11 @@ static void eight_clients(unsigned port, pid_t child)
     CHECK(r[7].closed);
     check_exact_losses(&r[7], MANY_EVENTS, 0, &lost);
     CHECK(lost > 0);
+    /* Bounded memory for it: all it ever got is its queue (4 MiB), the
+     * kernel's buffers (1 MiB send buffer, which Linux doubles, and 4 KiB
+     * to receive) and the markers, of a 9.6 MB stream. */
+    CHECK(r[7].len < (7u << 20));
+    CHECK(readers[0].len > (9u << 20));
     struct decoded stuck;
     decode(r[7].bytes, r[7].len, &stuck);
     for (int i = 0; i < THREADS; i++)

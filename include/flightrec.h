@@ -229,10 +229,45 @@ FLIGHTREC_API int flightrec_dump(int fd);
  * @retval -errno write() failed; the rest of an item the write cut is
  *         written first by the next call, and the events in between show
  *         as missing in the stream
- * @retval -EBUSY another consumer (`flightrec stream`) holds the session:
- *         one consumer at a time (docs/recording.md, "Sessions")
+ * @retval -EBUSY another consumer (`flightrec stream`, `flightrec serve`,
+ *         or this process's server, flightrec_server_start()) holds the
+ *         session: one consumer at a time (docs/recording.md, "Sessions")
  */
 FLIGHTREC_API int flightrec_drain(int fd);
+
+/**
+ * @brief Starts a server thread that streams this process's rings over TCP
+ * to any number of clients (`flightrec connect`; protocol in
+ * docs/format.md section 10), for targets where no second process runs.
+ *
+ * The thread wakes every @a period_ms (0: 10 ms), drains the rings and
+ * sends each client the stream from where it joined; a slow client loses
+ * whole chunks, counted exactly in its stream, and holds up nobody.  The
+ * thread calls no recording function.  While it runs it is the process's
+ * one consumer: flightrec_drain() returns -EBUSY, and so is `flightrec
+ * stream` outside refused.  At exit (or flightrec_server_stop()) its
+ * clients get the end of the stream.  The environment variable
+ * FLIGHTREC_SERVER=ADDR:PORT starts it when the program loads (and prints
+ * "flightrec: serving on ADDR:PORT" on standard error).  Listen on a
+ * loopback address unless other machines must connect: there is no token
+ * in-process (docs/recording.md, "Serving over the network").
+ * @param address numeric IPv4 or IPv6 address; NULL: 127.0.0.1
+ * @param port TCP port; 0: any free port (see flightrec_server_port())
+ * @retval 0 the server runs
+ * @retval -EALREADY a server runs already
+ * @retval -EBUSY another consumer holds the session
+ * @retval -EADDRNOTAVAIL the address cannot be listened on (said on
+ *         standard error)
+ * @retval -ENOMEM, -EAGAIN no memory or no thread
+ */
+FLIGHTREC_API int flightrec_server_start(const char *address, unsigned port,
+                                         unsigned period_ms);
+/** @brief The port the server listens on, 0 if none runs. */
+FLIGHTREC_API unsigned flightrec_server_port(void);
+/** @brief Stops the server: a last drain, the end of stream to every
+ * client (at most 2 s for them to take the rest), the thread joined, the
+ * consumer claim released.  Nothing if none runs. */
+FLIGHTREC_API void flightrec_server_stop(void);
 
 /**
  * @brief Forgets the drain stream: the next flightrec_drain() writes a new

@@ -115,10 +115,26 @@ void flightrec__drain_reset_after_fork(void)
 {
     flightrec__mutex_init(&drain_lock);
     forget_stream();
+#ifndef FLIGHTREC_PORT_FIRMWARE
+    flightrec__server_forget_after_fork();
+#endif
+}
+
+void flightrec__drain_enter(void)
+{
+    flightrec__mutex_lock(&drain_lock);
+}
+
+void flightrec__drain_leave(void)
+{
+    flightrec__mutex_unlock(&drain_lock);
 }
 
 void flightrec__rings_cleanup(void)
 {
+#ifndef FLIGHTREC_PORT_FIRMWARE
+    flightrec_server_stop(); /* its thread reads the rings */
+#endif
     flightrec__mutex_lock(&drain_lock);
     flightrec__registry_cleanup();
     forget_stream();
@@ -154,7 +170,8 @@ int flightrec_drain(int fd)
         (const void *)(flightrec__region_base +
                        region_header()->process_offset);
     int32_t holder = 0;
-    if (fr_consumer_claim(region_control(), me->pid, me->start_time,
+    if (atomic_load(&flightrec__server_active) ||
+        fr_consumer_claim(region_control(), me->pid, me->start_time,
                           &holder) != 0)
         return -EBUSY;
 #endif

@@ -167,6 +167,13 @@ void flightrec__registry_after_fork_parent(void);
 void flightrec__registry_cleanup(void);
 /* A drain read everything of a retired pair: it may be reused at once. */
 void flightrec__registry_pair_read(ring_t *thread_ring);
+/* The drain lock, for the in-process server's drains (dump.c). */
+void flightrec__drain_enter(void);
+void flightrec__drain_leave(void);
+/* Non-zero while the in-process server runs: it is the one consumer
+ * (server-thread.c). */
+extern _Atomic int flightrec__server_active;
+void flightrec__server_forget_after_fork(void);
 /* Packs a name into LSB-first words. */
 void flightrec__pack_name(const char *name, uint32_t *words, size_t nwords);
 

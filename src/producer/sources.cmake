@@ -1,6 +1,8 @@
 # libflightrec: the recording runtime (producer).  Depends on libc only.
 # The ring reader and stream writer (region/) work on a region's bytes
 # alone; the next consumers of them read regions from other processes.
+# server/ is the record server the in-process server thread runs (libc
+# only, no decoder code).
 flightrec_library(NAME flightrec SOURCES
   common/errors.c
   common/filter-spec.c
@@ -15,6 +17,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/produce-multi.c
   producer/region.c
   producer/registry.c
+  producer/server-thread.c
   producer/settings.c
   producer/startup.c
   producer/timebase.c
@@ -22,6 +25,7 @@ flightrec_library(NAME flightrec SOURCES
   region/ring-reader.c
   region/session.c
   region/stream-writer.c
+  server/server.c
   LIBS Threads::Threads
 )
 # POSIX and Linux interfaces (gettid, strnlen, pthread_atfork).

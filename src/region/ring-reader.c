@@ -456,3 +456,100 @@ uint64_t fr_poll_pause(uint64_t pause_ns, uint64_t elapsed_ns,
         wanted = FR_POLL_PAUSE_MAX_NS;
     return wanted;
 }
+#ifndef FLIGHTREC_PORT_FIRMWARE
+/* The server's late clients (hosted only: a firmware's drain stays the
+ * code it was, instruction for instruction). */
+
+/* The oldest position intact whatever the mode: below the reader's tail
+ * a discard-mode producer overwrites as a flight-mode one does. */
+static uintptr_t flight_oldest(const ring_t *ring)
+{
+    atomic_thread_fence(memory_order_acquire);
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
+}
+
+/* count_recorder_items() for positions below the reader's tail. */
+static uintptr_t count_recorder_below_tail(const unsigned char *base,
+                                           const ring_t *ring,
+                                           uintptr_t *from, uintptr_t tail)
+{
+    const struct flightrec_region_item *items = items_of(base, ring);
+    uintptr_t mask = (uintptr_t)ring->capacity - 1;
+    uintptr_t count = 0, p = *from;
+    int laps = 0;
+    while (before(p, tail)) {
+        size_t n = tail - p < BLOCK_ITEMS ? tail - p : BLOCK_ITEMS;
+        uintptr_t in_block = 0;
+        for (size_t i = 0; i < n; i++)
+            in_block += (uintptr_t)is_recorder_item(atomic_load_explicit(
+                &items[(p + i) & mask].event, memory_order_relaxed));
+        uintptr_t oldest = flight_oldest(ring);
+        if (before(p, oldest)) {
+            p = before(oldest, tail) && ++laps < LAP_TRIES ? oldest : tail;
+            *from = p;
+            count = 0;
+            continue;
+        }
+        count += in_block;
+        p += n;
+    }
+    return count;
+}
+
+int fr_ring_dump_read(struct frw_sink *sink, const unsigned char *base,
+                      const ring_t *ring, const uint32_t *name)
+{
+    struct identity id;
+    if (read_identity(ring, &id) != 0)
+        return -1;
+    /* Nothing drained of this owner yet: the next drain delivers it all. */
+    if (id.owner_generation != reader_u32(&ring->reader_generation))
+        return 0;
+    struct owner owner = id.owner;
+    if (name != NULL)
+        memcpy(owner.name, name, sizeof(owner.name));
+    const struct flightrec_region_item *items = items_of(base, ring);
+    uintptr_t mask = (uintptr_t)ring->capacity - 1;
+    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    uintptr_t tail_events = reader_word(&ring->reader_events);
+    uintptr_t dropped = reader_word(&ring->reader_dropped);
+    if (reader_u32(&ring->reader_flags) & READER_REWOUND)
+        return 0; /* the next drain delivers everything held again */
+    uintptr_t begin = later(id.start, flight_oldest(ring));
+    if (before(tail, begin))
+        begin = tail;
+    uintptr_t recorder_in = count_recorder_below_tail(base, ring, &begin, tail);
+    if (!same_owner(ring, &id))
+        return 0;
+    uintptr_t begin_events = tail_events - ((tail - begin) - recorder_in);
+    /* For this stream the owner's events before the first one held are
+     * lost (overflow), as are its drops so far. */
+    put_chunk_head(sink, ring, &owner, begin_events, begin_events, dropped);
+    uint32_t events[BLOCK_ITEMS];
+    uintptr_t datas[BLOCK_ITEMS];
+    uintptr_t p = begin, p_events = begin_events;
+    while (before(p, tail)) {
+        size_t n = tail - p < BLOCK_ITEMS ? tail - p : BLOCK_ITEMS;
+        for (size_t i = 0; i < n; i++) {
+            const struct flightrec_region_item *item = &items[(p + i) & mask];
+            events[i] = atomic_load_explicit(&item->event,
+                                             memory_order_relaxed);
+            datas[i] = atomic_load_explicit(&item->data, memory_order_relaxed);
+        }
+        if (before(p, flight_oldest(ring)) || !same_owner(ring, &id)) {
+            /* Overtaken: the rest up to the tail is lost for this stream,
+             * and said so by an empty chunk at the tail. */
+            put_chunk_head(sink, ring, &owner, tail_events,
+                           tail_events - p_events, 0);
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            frw_put_item(sink, events[i], datas[i]);
+            p_events += (uintptr_t)!is_recorder_item(events[i]);
+        }
+        p += n;
+    }
+    return 0;
+}
+#endif

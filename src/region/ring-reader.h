@@ -41,6 +41,16 @@ int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
 int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                   struct flightrec_region_ring *ring, const uint32_t *name);
 
+/* Writes what @ring still holds of what the drains so far delivered for
+ * its current owner, up to the reader's position (the server's late
+ * client: this, then the next drains, gives every event once): one chunk
+ * whose overflow and discard are the owner's losses before it, or nothing
+ * when no drain read this owner yet.  Writes nothing to the region; call
+ * it from the thread that drains. */
+int fr_ring_dump_read(struct frw_sink *sink, const unsigned char *base,
+                      const struct flightrec_region_ring *ring,
+                      const uint32_t *name);
+
 /* Whether a drain of @ring would write anything: new items, new drops or
  * a new owner.  A few loads. */
 int fr_ring_has_news(const struct flightrec_region_ring *ring);

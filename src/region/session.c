@@ -191,12 +191,31 @@ static const struct flightrec_region_process *process_of(
     return (const void *)(region + h->process_offset);
 }
 
+/* A zombie has exited (and written its last event): only its parent has
+ * not collected it yet. */
+static int process_is_zombie(int32_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 int fr_session_alive(const unsigned char *region)
 {
     const struct flightrec_region_process *p = process_of(region);
     if (p->pid <= 0 || (kill(p->pid, 0) != 0 && errno != EPERM))
         return 0;
-    return fr_process_start_time(p->pid) == p->start_time;
+    return fr_process_start_time(p->pid) == p->start_time &&
+           !process_is_zombie(p->pid);
 }
 
 int fr_session_locate(const char *arg, char *path, size_t size,

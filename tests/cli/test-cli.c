@@ -439,7 +439,7 @@ TEST(synopsis)
 #ifdef FLIGHTREC_HAVE_RECORD
         "record",
 #endif
-        "ls", "dump", "stream", "ctl", "connect", "rm",
+        "ls", "dump", "stream", "ctl", "connect", "serve", "rm",
     };
     char *man = read_file(FLIGHTREC_MAN_MD);
 

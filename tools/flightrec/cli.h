@@ -52,6 +52,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -36,6 +36,7 @@ static const struct flightrec_cmd cmds[] = {
     { "record", cmd_record, "run a program and record it (preload library)" },
 #endif
     { "rm", cmd_rm, "remove session files" },
+    { "serve", cmd_serve, "serve live sessions over TCP to many clients" },
     { "stats", cmd_stats, "summarize a stream: events, threads, losses" },
     { "stream", cmd_stream, "consume a live session's rings continuously" },
 };

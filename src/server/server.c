@@ -1085,7 +1085,10 @@ void fr_server_poll(struct fr_server *s, unsigned timeout_ms)
 static void drain_ring(struct fr_server *s, struct source *src,
                        struct flightrec_region_ring *r, void *arg)
 {
-    (void)arg;
+    /* A rewind another process asked for (flightrec ctl) is served here:
+     * the server is the session's consumer. */
+    if (arg != NULL && *(const int *)arg)
+        fr_ring_rewind(r);
     if (fr_ring_has_news(r)) {
         struct frw_sink sink = collect_sink(s);
         uint32_t words[4];
@@ -1109,7 +1112,13 @@ static void drain_source(struct fr_server *s, struct source *src)
                             src->seen);
         (void)frw_sink_flush(&sink);
         fan_out(s, src, NULL);
-        for_each_ring(src, drain_ring, s, NULL);
+        struct flightrec_region_control *control =
+            (void *)(src->base + h->control_offset);
+        uint32_t rewind_request = 0;
+        int rewind = fr_rewind_requested(control, &rewind_request);
+        for_each_ring(src, drain_ring, s, &rewind);
+        if (rewind)
+            fr_rewind_served(control, rewind_request);
     }
     /* What the program wrote before it was seen gone was drained above. */
     if (!alive || s->finishing) {

@@ -31,6 +31,11 @@ _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
 _Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,
                "control block: consumer at 24");
+_Static_assert(offsetof(struct flightrec_region_names, kind) ==
+                   FLIGHTREC_EVENT_COUNT * 4 * (1 + FLIGHTREC_REGION_EVENT_NAME_WORDS),
+               "region names: kinds after the names");
+_Static_assert(sizeof(struct flightrec_region_names) == 73728,
+               "region names are 73,728 bytes");
 _Static_assert(offsetof(struct flightrec_region_header, process_offset) == 112,
                "region header: process_offset at 112");
 _Static_assert(sizeof(struct flightrec_region_process) == 264,

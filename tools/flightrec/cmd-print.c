@@ -72,6 +72,7 @@ struct name_cache {
     const char *ptr;
     uint32_t raw_len;
     uint32_t len;
+    uint32_t kind;   /* FLIGHTREC_EVENT_* the stream defined */
     char text[NAME_TEXT_MAX];
 };
 
@@ -127,6 +128,7 @@ static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
         nc->ptr = n;
         nc->raw_len = (uint32_t)len;
         nc->len = (uint32_t)(cli_fmt_escaped(nc->text, n, len) - nc->text);
+        nc->kind = flightrec_client_event_kind(p->client, id);
     }
     return nc;
 }
@@ -299,11 +301,68 @@ static char *fmt_flags_json(char *q, uint32_t flags)
     return q;
 }
 
+/* Text between double quotes: escaped as names are, and '"' as \". */
+static char *fmt_quoted(char *q, const char *text, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] != '"')
+            continue;
+        q = cli_fmt_escaped(q, text + start, i - start);
+        if (i < len) {
+            *q++ = '\\';
+            *q++ = '"';
+        }
+        start = i + 1;
+    }
+    return q;
+}
+
+/* The value of a defined event after its name: " begin 0xD" (span
+ * begin), " end" (span end), " = V" (a counter, signed decimal), " \"TEXT\""
+ * (a string, escaped).  A counter's value is the writer's word: 32-bit
+ * streams sign-extend it. */
+static char *fmt_kind_text(struct print_ctx *p, char *q, uint32_t kind,
+                           const struct flightrec_record *r)
+{
+    switch (kind) {
+    case FLIGHTREC_EVENT_SPAN_BEGIN:
+        memcpy(q, " begin ", 7);
+        return cli_fmt_hex(q + 7, r->data);
+    case FLIGHTREC_EVENT_SPAN_END:
+        memcpy(q, " end", 4);
+        return q + 4;
+    case FLIGHTREC_EVENT_COUNTER: {
+        uint64_t format = flightrec_client_info(p->client)->format;
+        int64_t v = FLIGHTREC_ITEM_SIZE(format) == 8 ? (int64_t)(int32_t)r->data
+                                                     : (int64_t)r->data;
+        memcpy(q, " = ", 3);
+        q += 3;
+        if (v < 0) {
+            *q++ = '-';
+            return cli_fmt_u64(q, 0 - (uint64_t)v);
+        }
+        return cli_fmt_u64(q, (uint64_t)v);
+    }
+    case FLIGHTREC_EVENT_STRING:
+        *q++ = ' ';
+        *q++ = '"';
+        if (r->text != NULL)
+            q = fmt_quoted(q, r->text, r->text_len);
+        *q++ = '"';
+        return q;
+    default:
+        *q++ = ' ';
+        return cli_fmt_hex(q, r->data);
+    }
+}
+
 static void write_text(struct print_ctx *p, const struct flightrec_record *r)
 {
     const struct ring_cache *rc = ring_prefix(p, r);
     struct name_cache *ev = NULL;
-    size_t need = 96 + PREFIX_MAX + NAME_TEXT_MAX + FIXED_COPY;
+    size_t need = 96 + PREFIX_MAX + NAME_TEXT_MAX + FIXED_COPY +
+                  4 * r->text_len;
 
     if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT))
         ev = event_name(p, r->event);
@@ -320,10 +379,13 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
     }
     *q++ = ' ';
     q = put_text(q, rc->text, rc->len);
-    if (FLIGHTREC_LIKELY(ev != NULL)) {
+    if (FLIGHTREC_LIKELY(ev != NULL && ev->kind == FLIGHTREC_EVENT_INSTANT)) {
         q = put_text(q, ev->text, ev->len);
         *q++ = ' ';
         q = cli_fmt_hex(q, r->data);
+    } else if (ev != NULL) {
+        q = put_text(q, ev->text, ev->len);
+        q = fmt_kind_text(p, q, ev->kind, r);
     } else {
         memcpy(q, "LOST ", 5);
         q = cli_fmt_u64(q + 5, r->loss_count);
@@ -418,7 +480,7 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
                        const struct flightrec_ring_info *ri, size_t tlen)
 {
     struct name_cache *ev = NULL;
-    size_t need = 320 + 6 * tlen;
+    size_t need = 320 + 6 * tlen + 6 * r->text_len;
 
     if (r->type == FLIGHTREC_RECORD_EVENT) {
         ev = event_name(p, r->event);
@@ -449,6 +511,10 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
         q = put_str(q, ",\"data\":\"");
         q = cli_fmt_hex(q, r->data);
         q = put_str(q, "\",\"kind\":\"event\",\"count\":1");
+        if (r->text != NULL) {
+            q = put_str(q, ",\"text\":");
+            q = cli_fmt_json(q, r->text, r->text_len);
+        }
     } else {
         q = put_str(q, ",\"event\":null,\"event_id\":null,\"data\":null,"
                        "\"kind\":\"");

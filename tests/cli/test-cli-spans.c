@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Events a program defines (flightrec_event_define): spans, counters and
+ * strings, from the user's side.  A stream with exactly known times goes
+ * through `flightrec print` and `flightrec convert` into every format, each
+ * read back by the real readers; a real program defines and records them
+ * from two threads and dumps itself; a session read from outside
+ * (`flightrec dump PID`) carries the kinds too.
+ */
+#include <flightrec.h>
+#include <flightrec/client.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "stream-vector.h"
+#include "test.h"
+
+#define EV_REQUEST FLIGHTREC_USER(0)
+#define EV_REQUEST_END FLIGHTREC_USER(1)
+#define EV_PARSE FLIGHTREC_USER(2)
+#define EV_PARSE_END FLIGHTREC_USER(3)
+#define EV_DEPTH FLIGHTREC_USER(4)
+#define EV_LOG FLIGHTREC_USER(5)
+#define EV_PLAIN FLIGHTREC_USER(6)
+
+static char scratch_dir[512];
+
+static const char *scratch(const char *name)
+{
+    static char path[1024];
+    snprintf(scratch_dir, sizeof scratch_dir, "%s/spans-%d", CLI_TEST_DIR,
+             (int)getpid());
+    mkdir(scratch_dir, 0700);
+    snprintf(path, sizeof path, "%s/%s", scratch_dir, name);
+    return path;
+}
+
+/* Runs a shell command; its stdout (and stderr) in a static buffer. */
+static const char *run(const char *cmd, int *status)
+{
+    static char out[1 << 18];
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return out;
+}
+
+static int lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *line = text; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        for (size_t i = 0; i + strlen(needle) <= len; i++) {
+            if (memcmp(line + i, needle, strlen(needle)) == 0) {
+                n++;
+                break;
+            }
+        }
+        line += len + (end != NULL);
+    }
+    return n;
+}
+
+static void name_record(struct fr_vec *v, uint32_t event, const char *name,
+                        int with_kind, uint32_t kind)
+{
+    fr_vec_name(v, FLIGHTREC_EV_EVENT_NAME_ID, event, FLIGHTREC_EV_EVENT_NAME,
+                name, strlen(name));
+    if (with_kind)
+        fr_vec_item(v, 0, FLIGHTREC_EV_EVENT_KIND, kind);
+}
+
+/*
+ * Times in ns (frequency 1 GHz, uptime pairs at the chunks' starts):
+ *   worker (tid 101, ring 0): request 1500..2000 (data 7), inside it parse
+ *     1600..1800; depth = 3 at 1700; log "hello world" at 1900
+ *   logger (tid 102, ring 1): request 1300..2500; depth = -2 at 1400;
+ *     log "say \"hi\"\n" at 1450; a parse end without begin at 2600
+ */
+static const char *write_stream(const char *name, int with_kinds)
+{
+    struct fr_vec v;
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, 1000000000u, 2, 1024, 777,
+                            1600000000000000000ull);
+    name_record(&v, EV_REQUEST, "request", with_kinds,
+                FLIGHTREC_EVENT_SPAN_BEGIN);
+    name_record(&v, EV_REQUEST_END, "request", with_kinds,
+                FLIGHTREC_EVENT_SPAN_END_OF(EV_REQUEST));
+    name_record(&v, EV_PARSE, "parse", with_kinds, FLIGHTREC_EVENT_SPAN_BEGIN);
+    name_record(&v, EV_PARSE_END, "parse end", with_kinds,
+                FLIGHTREC_EVENT_SPAN_END_OF(EV_PARSE));
+    name_record(&v, EV_DEPTH, "queue depth", with_kinds,
+                FLIGHTREC_EVENT_COUNTER);
+    name_record(&v, EV_LOG, "log", with_kinds, FLIGHTREC_EVENT_STRING);
+    fr_vec_flightrec_chunk(&v, 0, 101, "worker", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 1000, 1000);
+    fr_vec_item(&v, 1500, EV_REQUEST, 7);
+    fr_vec_item(&v, 1600, EV_PARSE, 0);
+    fr_vec_item(&v, 1700, EV_DEPTH, 3);
+    fr_vec_item(&v, 1800, EV_PARSE_END, 0);
+    fr_vec_packed(&v, 1900, EV_LOG, "hello world", 12);
+    fr_vec_item(&v, 2000, EV_REQUEST_END, 0);
+    fr_vec_flightrec_chunk(&v, 1, 102, "logger", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 1200, 1200);
+    fr_vec_item(&v, 1300, EV_REQUEST, 0);
+    fr_vec_item(&v, 1400, EV_DEPTH, (uint64_t)-2);
+    fr_vec_packed(&v, 1450, EV_LOG, "say \"hi\"\n", 10);
+    fr_vec_item(&v, 2500, EV_REQUEST_END, 0);
+    fr_vec_item(&v, 2600, EV_PARSE_END, 0);
+    const char *path = scratch(name);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ_U(fwrite(v.buf, 1, v.len, f), v.len);
+    fclose(f);
+    fr_vec_free(&v);
+    static char copy[2][1024];
+    snprintf(copy[with_kinds], sizeof copy[0], "%s", path);
+    return copy[with_kinds];
+}
+
+/* The decoder's view: kinds, the begin an end closes, strings as text. */
+struct seen {
+    int records;
+    int texts;
+    char text[4][64];
+    uint64_t text_ns[4];
+};
+
+static int on_record(const struct flightrec_record *r, void *arg)
+{
+    struct seen *s = arg;
+    s->records++;
+    if (r->text != NULL && s->texts < 4) {
+        snprintf(s->text[s->texts], sizeof s->text[0], "%s", r->text);
+        CHECK_EQ_U(r->text_len, strlen(r->text));
+        s->text_ns[s->texts++] = r->time_ns;
+    }
+    return 0;
+}
+
+static flightrec_client *decode_file(const char *path, struct seen *s,
+                                     int merge)
+{
+    memset(s, 0, sizeof *s);
+    struct flightrec_client_options o = { .on_record = on_record, .arg = s,
+                                          .merge = merge };
+    flightrec_client *c;
+    CHECK_EQ_I(flightrec_client_create(&c, &o), 0);
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ_I(flightrec_client_read_fd(c, fd), 0);
+    close(fd);
+    return c;
+}
+
+TEST(decoder_gives_kinds_and_texts)
+{
+    const char *in = write_stream("kinds.rec", 1);
+    for (int merge = 0; merge <= 1; merge++) {
+        struct seen s;
+        flightrec_client *c = decode_file(in, &s, merge);
+        CHECK_EQ_U(flightrec_client_event_kind(c, EV_REQUEST),
+                   FLIGHTREC_EVENT_SPAN_BEGIN);
+        CHECK_EQ_U(flightrec_client_event_kind(c, EV_REQUEST_END),
+                   FLIGHTREC_EVENT_SPAN_END);
+        CHECK_EQ_I(flightrec_client_span_begin(c, EV_REQUEST_END),
+                   (int)EV_REQUEST);
+        CHECK_EQ_I(flightrec_client_span_begin(c, EV_PARSE_END),
+                   (int)EV_PARSE);
+        CHECK_EQ_I(flightrec_client_span_begin(c, EV_REQUEST), -1);
+        CHECK_EQ_U(flightrec_client_event_kind(c, EV_DEPTH),
+                   FLIGHTREC_EVENT_COUNTER);
+        CHECK_EQ_U(flightrec_client_event_kind(c, EV_LOG),
+                   FLIGHTREC_EVENT_STRING);
+        CHECK_EQ_U(flightrec_client_event_kind(c, EV_PLAIN),
+                   FLIGHTREC_EVENT_INSTANT);
+        /* 9 single items and two strings of 2 items each: 11 records;
+         * the counters still count the 13 items. */
+        CHECK_EQ_I(s.records, 11);
+        struct flightrec_client_totals t;
+        flightrec_client_totals(c, &t);
+        CHECK_EQ_U(t.events, 13);
+        CHECK_EQ_I(s.texts, 2);
+        int w = merge ? 1 : 0; /* merged: the logger's text comes first */
+        CHECK_EQ_S(s.text[w], "hello world");
+        CHECK_EQ_U(s.text_ns[w], 1900);
+        CHECK_EQ_S(s.text[1 - w], "say \"hi\"\n");
+        CHECK_EQ_U(s.text_ns[1 - w], 1450);
+        flightrec_client_destroy(c);
+    }
+    /* Without EVENT_KIND the same stream decodes as before: instants, one
+     * record per item, no text. */
+    const char *plain = write_stream("plain.rec", 0);
+    struct seen s;
+    flightrec_client *c = decode_file(plain, &s, 1);
+    CHECK_EQ_U(flightrec_client_event_kind(c, EV_REQUEST),
+               FLIGHTREC_EVENT_INSTANT);
+    CHECK_EQ_U(flightrec_client_event_kind(c, EV_LOG),
+               FLIGHTREC_EVENT_INSTANT);
+    CHECK_EQ_I(s.records, 13);
+    CHECK_EQ_I(s.texts, 0);
+    CHECK_EQ_S(flightrec_client_event_name(c, EV_LOG), "log");
+    flightrec_client_destroy(c);
+}
+
+TEST(print_shows_spans_counters_and_text)
+{
+    const char *in = write_stream("print.rec", 1);
+    char cmd[2048];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s print '%s' 2>&1", FLIGHTREC_BIN, in);
+    const char *out = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(out, "0.000000200 [0] 101 worker request begin "
+                               "0x7"), 1);
+    CHECK_EQ_I(lines_with(out, "0.000000300 [0] 101 worker parse begin 0x0"),
+               1);
+    CHECK_EQ_I(lines_with(out, "0.000000400 [0] 101 worker queue depth = 3"),
+               1);
+    CHECK_EQ_I(lines_with(out, "0.000000500 [0] 101 worker parse end end"),
+               1);
+    CHECK_EQ_I(lines_with(out, "0.000000600 [0] 101 worker log "
+                               "\"hello world\""), 1);
+    CHECK_EQ_I(lines_with(out, "0.000000700 [0] 101 worker request end"), 1);
+    CHECK_EQ_I(lines_with(out, "0.000000000 [1] 102 logger request begin "
+                               "0x0"), 1);
+    CHECK_EQ_I(lines_with(out, "0.000001200 [1] 102 logger request end"), 1);
+    CHECK_EQ_I(lines_with(out, "0.000001300 [1] 102 logger parse end end"),
+               1);
+    CHECK_EQ_I(lines_with(out, "0.000000100 [1] 102 logger queue depth = -2"),
+               1);
+    /* Text is escaped: the quote and the newline never reach the
+     * terminal raw. */
+    CHECK_EQ_I(lines_with(out, "0.000000150 [1] 102 logger log "
+                               "\"say \\\"hi\\\"\\n\""), 1);
+    CHECK_EQ_I(lines_with(out, " [0] 101 worker "), 6);
+    CHECK_EQ_I(lines_with(out, " [1] 102 logger "), 5);
+    snprintf(cmd, sizeof cmd, "%s print --json '%s'", FLIGHTREC_BIN, in);
+    out = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(out, "\"text\":\"hello world\""), 1);
+    CHECK_EQ_I(lines_with(out, "\"text\":\"say \\\"hi\\\"\\n\""), 1);
+}
+
+TEST_MAIN()

@@ -254,4 +254,166 @@ TEST(print_shows_spans_counters_and_text)
     CHECK_EQ_I(lines_with(out, "\"text\":\"say \\\"hi\\\"\\n\""), 1);
 }
 
+
+/* Converts @a in to @a format at @a out; checks the exit status. */
+static void convert_to(const char *format, const char *out, const char *in)
+{
+    char cmd[3000];
+    int st;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'; %s convert --to %s -o '%s' '%s' "
+             "2>&1", out, FLIGHTREC_BIN, format, out, in);
+    const char *text = run(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("convert --to %s: %s", format, text);
+}
+
+/* Runs tests/convert/SCRIPT on @a path with @a args. */
+static const char *read_back(const char *script, const char *path,
+                             const char *args, int *st)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "python3 '%s/%s' '%s' %s", CONVERT_TEST_DIR,
+             script, path, args);
+    return run(cmd, st);
+}
+
+TEST(perfetto_slices_and_counter_tracks)
+{
+    const char *in = write_stream("pf.rec", 1);
+    char out[1024];
+    snprintf(out, sizeof out, "%s", scratch("spans.pftrace"));
+    convert_to("perfetto", out, in);
+    int st;
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
+             "--decode=perfetto.protos.Trace perfetto-trace.proto < '%s' "
+             ">/dev/null", CONVERT_TEST_DIR, out);
+    run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    const char *t = read_back("check-perfetto.py", out, "--detail", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "slice worker request 1500..2000 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "slice worker parse 1600..1800 depth 1"), 1);
+    CHECK_EQ_I(lines_with(t, "slice logger request 1300..2500 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "slice "), 3);
+    CHECK_EQ_I(lines_with(t, "counter queue depth 1700 3"), 1);
+    CHECK_EQ_I(lines_with(t, "counter queue depth 1400 -2"), 1);
+    CHECK_EQ_I(lines_with(t, "counter "), 2);
+    CHECK_EQ_I(lines_with(t, "instant worker log 1900 text=\"hello world\""),
+               1);
+    CHECK_EQ_I(lines_with(t, "instant logger log 1450 "
+                             "text=\"say \\\"hi\\\"\\n\""), 1);
+}
+
+TEST(json_complete_slices_and_counters)
+{
+    const char *in = write_stream("js.rec", 1);
+    char out[1024];
+    snprintf(out, sizeof out, "%s", scratch("spans.json"));
+    convert_to("json", out, in);
+    int st;
+    const char *t = read_back("check-json.py", out, "", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "X 101 1500+500 request {\"data\": \"0x7\"}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 101 1600+200 parse {}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 102 1300+1200 request {}"), 1);
+    CHECK_EQ_I(lines_with(t, "C 101 1700 queue depth {\"value\": 3}"), 1);
+    CHECK_EQ_I(lines_with(t, "C 102 1400 queue depth {\"value\": -2}"), 1);
+    CHECK_EQ_I(lines_with(t, "i 101 1900 log {\"text\": \"hello world\"}"), 1);
+    CHECK_EQ_I(lines_with(t, "i 102 1450 log {\"text\": \"say \\\"hi\\\"\\n\"}"),
+               1);
+    /* The end without a begin stays visible, as an instant. */
+    CHECK_EQ_I(lines_with(t, "i 102 2600 parse end {\"data\": \"0x0\"}"), 1);
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "node '%s/check-json-viewers.mjs' '%s' '%s' "
+             "--detail 2>&1", CONVERT_TEST_DIR, NPM_MODULES, out);
+    t = run(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("the JSON readers failed (scripts/install-deps.sh test "
+                  "installs them):\n%s", t);
+    CHECK_EQ_I(lines_with(t, "devtools 101 worker: slices 2, entries 2, "
+                             "depth 2"), 1);
+    CHECK_EQ_I(lines_with(t, "devtools 102 logger: slices 1, entries 1, "
+                             "depth 1"), 1);
+    CHECK_EQ_I(lines_with(t, "devtools slice 101 request 1500+500"), 1);
+    CHECK_EQ_I(lines_with(t, "devtools slice 101 parse 1600+200"), 1);
+    CHECK_EQ_I(lines_with(t, "devtools slice 102 request 1300+1200"), 1);
+    CHECK_EQ_I(lines_with(t, "devtools complaints: 0"), 1);
+    /* speedscope times each profile from its first slice. */
+    CHECK_EQ_I(lines_with(t, "worker (tid 101) request {\"data\":\"0x7\"} "
+                             "0..500 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "worker (tid 101) parse 100..300 depth 1"), 1);
+    CHECK_EQ_I(lines_with(t, "logger (tid 102) request 0..1200 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "speedscope warnings: 0"), 1);
+}
+
+TEST(ftrace_markers)
+{
+    const char *in = write_stream("ft.rec", 1);
+    char out[1024];
+    snprintf(out, sizeof out, "%s", scratch("spans.txt"));
+    convert_to("ftrace", out, in);
+    int st;
+    const char *t = read_back("check-ftrace.py", out, "", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "worker 101 000 1500 "
+                             "tracing_mark_write:B|777|request"), 1);
+    CHECK_EQ_I(lines_with(t, "worker 101 000 1600 "
+                             "tracing_mark_write:B|777|parse"), 1);
+    CHECK_EQ_I(lines_with(t, "worker 101 000 1800 tracing_mark_write:E|777"),
+               1);
+    CHECK_EQ_I(lines_with(t, "worker 101 000 2000 tracing_mark_write:E|777"),
+               1);
+    CHECK_EQ_I(lines_with(t, "logger 102 000 1300 "
+                             "tracing_mark_write:B|777|request"), 1);
+    CHECK_EQ_I(lines_with(t, "logger 102 000 2500 tracing_mark_write:E|777"),
+               1);
+    CHECK_EQ_I(lines_with(t, ":E|777"), 3);
+    CHECK_EQ_I(lines_with(t, "worker 101 000 1700 "
+                             "tracing_mark_write:C|777|queue depth|3"), 1);
+    CHECK_EQ_I(lines_with(t, "logger 102 000 1400 "
+                             "tracing_mark_write:C|777|queue depth|-2"), 1);
+    CHECK_EQ_I(lines_with(t, "worker 101 000 1900 "
+                             "tracing_mark_write:I|777|log: hello world"), 1);
+    /* The newline of the text does not break the line. */
+    CHECK_EQ_I(lines_with(t, "logger 102 000 1450 "
+                             "tracing_mark_write:I|777|log: say \"hi\"_"), 1);
+}
+
+TEST(ctf_fields)
+{
+    const char *in = write_stream("ctf.rec", 1);
+    char out[1024];
+    snprintf(out, sizeof out, "%s", scratch("spans-ctf"));
+    convert_to("ctf", out, in);
+    int st;
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "babeltrace2 --clock-cycles --no-delta '%s' "
+             "2>&1", out);
+    const char *t = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "[00000000000000001500] flightrec:(777) request: "
+               "{ cpu_id = 0, vtid = 101, procname = \"worker\" }, "
+               "{ span = \"request\", data = 0x7 }"), 1);
+    CHECK_EQ_I(lines_with(t, "[00000000000000001800] flightrec:(777) parse end: "
+               "{ cpu_id = 0, vtid = 101, procname = \"worker\" }, "
+               "{ span = \"parse\" }"), 1);
+    CHECK_EQ_I(lines_with(t, "[00000000000000002000] flightrec:(777) request: "
+               "{ cpu_id = 0, vtid = 101, procname = \"worker\" }, "
+               "{ span = \"request\" }"), 1);
+    CHECK_EQ_I(lines_with(t, "[00000000000000001700] flightrec:(777) queue "
+               "depth: { cpu_id = 0, vtid = 101, procname = \"worker\" }, "
+               "{ value = 3 }"), 1);
+    CHECK_EQ_I(lines_with(t, "[00000000000000001400] flightrec:(777) queue "
+               "depth: { cpu_id = 1, vtid = 102, procname = \"logger\" }, "
+               "{ value = -2 }"), 1);
+    CHECK_EQ_I(lines_with(t, "[00000000000000001900] flightrec:(777) log: "
+               "{ cpu_id = 0, vtid = 101, procname = \"worker\" }, "
+               "{ text = \"hello world\" }"), 1);
+    CHECK_EQ_I(lines_with(t, "[00000000000000001450] flightrec:(777) log: "
+               "{ cpu_id = 1, vtid = 102, procname = \"logger\" }, "
+               "{ text = \"say \\\"hi\\\"\\n\" }"), 1);
+    CHECK_EQ_I(lines_with(t, "] flightrec:(777) "), 11);
+}
+
 TEST_MAIN()

@@ -72,6 +72,22 @@ static int lines_with(const char *text, const char *needle)
     return n;
 }
 
+/* Lines of @a text that begin with @a start and end with @a end. */
+static int lines_between(const char *text, const char *start, const char *end)
+{
+    int n = 0;
+    size_t ls = strlen(start), le = strlen(end);
+    for (const char *line = text; *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (len >= ls + le && memcmp(line, start, ls) == 0 &&
+            memcmp(line + len - le, end, le) == 0)
+            n++;
+        line += len + (nl != NULL);
+    }
+    return n;
+}
+
 static void name_record(struct fr_vec *v, uint32_t event, const char *name,
                         int with_kind, uint32_t kind)
 {
@@ -414,6 +430,218 @@ TEST(ctf_fields)
                "{ cpu_id = 1, vtid = 102, procname = \"logger\" }, "
                "{ text = \"say \\\"hi\\\"\\n\" }"), 1);
     CHECK_EQ_I(lines_with(t, "] flightrec:(777) "), 11);
+}
+
+/*=====   A real program   =====*/
+
+/* What one recording thread does: a request span with a parse span inside
+ * (the scoped helper), a counter sample and a text. */
+static void *recording_thread(void *arg)
+{
+    intptr_t n = (intptr_t)arg;
+    {
+        FLIGHTREC_SPAN(EV_REQUEST, EV_REQUEST_END);
+        {
+            FLIGHTREC_SPAN(EV_PARSE, EV_PARSE_END);
+            flightrec_counter_set(EV_DEPTH, -n);
+        }
+        char text[64];
+        snprintf(text, sizeof text, "thread %d says \"done\"", (int)n);
+        flightrec_string(EV_LOG, text);
+    }
+    return NULL;
+}
+
+static void define_events(void)
+{
+    CHECK_EQ_I(flightrec_span_define(EV_REQUEST, EV_REQUEST_END, "request"),
+               0);
+    CHECK_EQ_I(flightrec_event_define(EV_PARSE, "parse",
+                                      FLIGHTREC_EVENT_SPAN_BEGIN), 0);
+    CHECK_EQ_I(flightrec_event_define(EV_PARSE_END, "parse end",
+                                      FLIGHTREC_EVENT_SPAN_END_OF(EV_PARSE)),
+               0);
+    CHECK_EQ_I(flightrec_event_define(EV_DEPTH, "queue depth",
+                                      FLIGHTREC_EVENT_COUNTER), 0);
+    CHECK_EQ_I(flightrec_event_define(EV_LOG, "log", FLIGHTREC_EVENT_STRING),
+               0);
+}
+
+/* The print lines every recording of record_two_threads() has, whatever
+ * the times: per thread n (1, 2) ... */
+static void check_printed(const char *rec)
+{
+    char cmd[3000];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s print '%s' 2>&1", FLIGHTREC_BIN, rec);
+    const char *out = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(out, " request begin 0x0"), 2);
+    CHECK_EQ_I(lines_with(out, " parse begin 0x0"), 2);
+    CHECK_EQ_I(lines_with(out, " queue depth = -1"), 1);
+    CHECK_EQ_I(lines_with(out, " queue depth = -2"), 1);
+    CHECK_EQ_I(lines_with(out, " parse end end"), 2);
+    CHECK_EQ_I(lines_with(out, " log \"thread 1 says \\\"done\\\"\""), 1);
+    CHECK_EQ_I(lines_with(out, " log \"thread 2 says \\\"done\\\"\""), 1);
+    CHECK_EQ_I(lines_with(out, " request end"), 2);
+    /* Both threads' spans come out as slices, nested. */
+    char pf[1024];
+    snprintf(pf, sizeof pf, "%s.pftrace", rec);
+    convert_to("perfetto", pf, rec);
+    out = read_back("check-perfetto.py", pf, "--detail", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(out, "slice "), 4);
+    CHECK_EQ_I(lines_between(out, "slice ", " depth 0"), 2);
+    CHECK_EQ_I(lines_between(out, "slice ", " depth 1"), 2);
+    CHECK_EQ_I(lines_with(out, " request "), 2);
+    CHECK_EQ_I(lines_with(out, " parse "), 2);
+    CHECK_EQ_I(lines_with(out, "counter queue depth "), 2);
+    CHECK_EQ_I(lines_with(out, " log "), 2);
+}
+
+/* Per thread, in order: the events decoded from a dump. */
+struct program_view {
+    int64_t tid[2];
+    uint32_t ev[2][8];
+    uint64_t ns[2][8];
+    char text[2][64];
+    int n[2];
+};
+
+static int on_program_record(const struct flightrec_record *r, void *arg)
+{
+    struct program_view *v = arg;
+    if (r->type != FLIGHTREC_RECORD_EVENT || r->event < EV_REQUEST ||
+        r->event > EV_LOG)
+        return 0;
+    int t = v->tid[0] == r->ring_info->thread_id ? 0 : 1;
+    if (t == 1 && v->tid[1] != r->ring_info->thread_id) {
+        CHECK(v->tid[0] == 0 || v->tid[1] == 0);
+        t = v->tid[0] == 0 ? 0 : 1;
+        v->tid[t] = r->ring_info->thread_id;
+    }
+    CHECK(v->n[t] < 8);
+    v->ev[t][v->n[t]] = r->event;
+    v->ns[t][v->n[t]++] = r->time_ns;
+    if (r->text != NULL)
+        snprintf(v->text[t], sizeof v->text[t], "%s", r->text);
+    return 0;
+}
+
+static void check_program_dump(const char *rec)
+{
+    struct program_view v;
+    memset(&v, 0, sizeof v);
+    struct flightrec_client_options o = { .on_record = on_program_record,
+                                          .arg = &v, .merge = 1 };
+    flightrec_client *c;
+    CHECK_EQ_I(flightrec_client_create(&c, &o), 0);
+    int fd = open(rec, O_RDONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ_I(flightrec_client_read_fd(c, fd), 0);
+    close(fd);
+    CHECK_EQ_U(flightrec_client_event_kind(c, EV_REQUEST),
+               FLIGHTREC_EVENT_SPAN_BEGIN);
+    CHECK_EQ_I(flightrec_client_span_begin(c, EV_REQUEST_END),
+               (int)EV_REQUEST);
+    CHECK_EQ_I(flightrec_client_span_begin(c, EV_PARSE_END), (int)EV_PARSE);
+    CHECK_EQ_U(flightrec_client_event_kind(c, EV_DEPTH),
+               FLIGHTREC_EVENT_COUNTER);
+    CHECK_EQ_U(flightrec_client_event_kind(c, EV_LOG), FLIGHTREC_EVENT_STRING);
+    CHECK_EQ_S(flightrec_client_event_name(c, EV_REQUEST_END), "request");
+    /* Each thread: begin, begin, counter, end (inner), text, end (outer),
+     * the scopes closing in order, times never decreasing. */
+    static const uint32_t order[6] = { EV_REQUEST, EV_PARSE, EV_DEPTH,
+                                       EV_PARSE_END, EV_LOG, EV_REQUEST_END };
+    for (int t = 0; t < 2; t++) {
+        CHECK_EQ_I(v.n[t], 6);
+        for (int i = 0; i < 6; i++) {
+            CHECK_EQ_U(v.ev[t][i], order[i]);
+            if (i > 0)
+                CHECK(v.ns[t][i] >= v.ns[t][i - 1]);
+        }
+        CHECK(strcmp(v.text[t], "thread 1 says \"done\"") == 0 ||
+              strcmp(v.text[t], "thread 2 says \"done\"") == 0);
+    }
+    CHECK(strcmp(v.text[0], v.text[1]) != 0);
+    flightrec_client_destroy(c);
+}
+
+static void record_two_threads(void)
+{
+    pthread_t th[2];
+    for (intptr_t i = 0; i < 2; i++)
+        CHECK_EQ_I(pthread_create(&th[i], NULL, recording_thread,
+                                  (void *)(i + 1)), 0);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_I(pthread_join(th[i], NULL), 0);
+}
+
+TEST(program_defines_records_and_dumps)
+{
+    /* Bad kinds are refused. */
+    CHECK_EQ_I(flightrec_event_define(EV_PLAIN, "x", 99),
+               FLIGHTREC_EINVAL_CONFIG);
+    CHECK_EQ_I(flightrec_event_define(EV_PLAIN, "x",
+                                      FLIGHTREC_EVENT_COUNTER |
+                                          FLIGHTREC_EVENT_PAIRED),
+               FLIGHTREC_EINVAL_CONFIG);
+    CHECK_EQ_I(flightrec_span_define(EV_PLAIN, EV_PLAIN, "x"),
+               FLIGHTREC_EINVAL_CONFIG);
+    define_events();
+    record_two_threads();
+    char rec[1024];
+    snprintf(rec, sizeof rec, "%s", scratch("program.rec"));
+    int fd = open(rec, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    CHECK_EQ_I(flightrec_dump(fd), 0);
+    close(fd);
+    check_program_dump(rec);
+    check_printed(rec);
+}
+
+TEST(dump_of_a_live_process_carries_the_kinds)
+{
+    char runtime[1024];
+    snprintf(runtime, sizeof runtime, "%s", scratch("runtime"));
+    mkdir(runtime, 0700);
+    CHECK_EQ_I(setenv("XDG_RUNTIME_DIR", runtime, 1), 0);
+    int ready[2], hold[2];
+    CHECK_EQ_I(pipe(ready), 0);
+    CHECK_EQ_I(pipe(hold), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        close(ready[0]);
+        close(hold[1]);
+        define_events();
+        record_two_threads();
+        char c = 1;
+        if (write(ready[1], &c, 1) != 1)
+            _exit(3);
+        /* Alive until the parent has dumped it. */
+        while (read(hold[0], &c, 1) > 0)
+            ;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    char c;
+    CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
+    char rec[1024], cmd[3000];
+    snprintf(rec, sizeof rec, "%s", scratch("live.rec"));
+    snprintf(cmd, sizeof cmd, "%s dump -o '%s' %d 2>&1", FLIGHTREC_BIN, rec,
+             (int)child);
+    int st;
+    const char *out = run(cmd, &st);
+    if (st != 0)
+        TEST_FAIL("flightrec dump %d: %s", (int)child, out);
+    close(hold[1]);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    check_program_dump(rec);
+    check_printed(rec);
 }
 
 TEST_MAIN()

@@ -231,6 +231,122 @@ TEST(decoder_gives_kinds_and_texts)
     flightrec_client_destroy(c);
 }
 
+/* Feeds a vector byte by byte (the hardest split) into a client. */
+static flightrec_client *decode_vec(const struct fr_vec *v, struct seen *s,
+                                    int merge)
+{
+    memset(s, 0, sizeof *s);
+    struct flightrec_client_options o = { .on_record = on_record, .arg = s,
+                                          .merge = merge };
+    flightrec_client *c;
+    CHECK_EQ_I(flightrec_client_create(&c, &o), 0);
+    for (size_t i = 0; i < v->len; i++)
+        CHECK_EQ_I(flightrec_client_feed(c, v->buf + i, 1), 0);
+    CHECK_EQ_I(flightrec_client_finish(c), 0);
+    return c;
+}
+
+static int cut_seen;
+
+static int on_cut(const struct flightrec_record *r, void *arg)
+{
+    (void)arg;
+    if (r->text != NULL) {
+        CHECK_EQ_U(r->text_len, FLIGHTREC_STRING_MAX - 1);
+        CHECK(r->flags & FLIGHTREC_RECORD_TEXT_CUT);
+        for (size_t i = 0; i < r->text_len; i++)
+            CHECK_EQ_I(r->text[i], 'a' + (int)(i % 26));
+        cut_seen++;
+    }
+    return 0;
+}
+
+TEST(decoder_edge_cases)
+{
+    for (int wide = 0; wide <= 1; wide++) {
+        struct fr_vec v;
+        fr_vec_init(&v, wide ? FLIGHTREC_FORMAT_LE_64 : FLIGHTREC_FORMAT_LE_32);
+        fr_vec_flightrec_header(&v, 1000000000u, 1, 1024, 5, 0);
+        /* EVENT_KIND that follows no name record is ignored. */
+        fr_vec_item(&v, 0, FLIGHTREC_EV_EVENT_KIND, FLIGHTREC_EVENT_COUNTER);
+        name_record(&v, EV_LOG, "log", 1, FLIGHTREC_EVENT_STRING);
+        name_record(&v, EV_DEPTH, "depth", 1, FLIGHTREC_EVENT_COUNTER);
+        fr_vec_flightrec_chunk(&v, 0, 9, "t", 0, 0, 0, 0);
+        fr_vec_uptime(&v, 100, 100);
+        /* Fills its items exactly, no NUL: ends at the record's last item
+         * (another event follows). */
+        size_t b = fr_vec_data_bytes(&v);
+        fr_vec_packed(&v, 200, EV_LOG, "abcdefghijklmnop", 2 * b);
+        fr_vec_item(&v, 210, EV_DEPTH, wide ? (uint64_t)-5 : 0xfffffffbu);
+        /* Two texts of one id at one time: the NUL parts them. */
+        fr_vec_packed(&v, 300, EV_LOG, "one", 4);
+        fr_vec_packed(&v, 300, EV_LOG, "two", 4);
+        /* Ends the stream without a NUL: delivered at finish. */
+        fr_vec_packed(&v, 400, EV_LOG, "last", 4);
+        for (int merge = 0; merge <= 1; merge++) {
+            struct seen s;
+            flightrec_client *c = decode_vec(&v, &s, merge);
+            CHECK_EQ_U(flightrec_client_event_kind(c, FLIGHTREC_EV_EVENT_KIND),
+                       FLIGHTREC_EVENT_INSTANT);
+            CHECK_EQ_I(s.texts, 4);
+            char want[17];
+            snprintf(want, sizeof want, "%.*s", (int)(2 * b),
+                     "abcdefghijklmnop");
+            CHECK_EQ_S(s.text[0], want);
+            CHECK_EQ_U(s.text_ns[0], 200);
+            CHECK_EQ_S(s.text[1], "one");
+            CHECK_EQ_S(s.text[2], "two");
+            CHECK_EQ_S(s.text[3], "last");
+            CHECK_EQ_U(s.text_ns[3], 400);
+            /* 4 texts and one counter sample. */
+            CHECK_EQ_I(s.records, 5);
+            flightrec_client_destroy(c);
+        }
+        /* A counter is signed in the writer's word size. */
+        char path[512], cmd[6000];
+        snprintf(path, sizeof path, "%.500s", scratch(wide ? "e64.rec" : "e32.rec"));
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        CHECK_EQ_U(fwrite(v.buf, 1, v.len, f), v.len);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "%s print '%s'", FLIGHTREC_BIN, path);
+        int st;
+        const char *out = run(cmd, &st);
+        CHECK_EQ_I(st, 0);
+        CHECK_EQ_I(lines_with(out, " 9 t depth = -5"), 1);
+        CHECK_EQ_I(lines_with(out, " 9 t log \"last\""), 1);
+        snprintf(cmd, sizeof cmd, "%s convert --to json -o '%s.json' '%s' && "
+                 "python3 '%s/check-json.py' '%s.json'", FLIGHTREC_BIN, path,
+                 path, CONVERT_TEST_DIR, path);
+        out = run(cmd, &st);
+        CHECK_EQ_I(st, 0);
+        CHECK_EQ_I(lines_with(out, "C 9 210 depth {\"value\": -5}"), 1);
+        fr_vec_free(&v);
+    }
+    /* Longer than FLIGHTREC_STRING_MAX - 1 bytes: the beginning, flagged. */
+    struct fr_vec v;
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, 1000000000u, 1, 1024, 5, 0);
+    name_record(&v, EV_LOG, "log", 1, FLIGHTREC_EVENT_STRING);
+    fr_vec_flightrec_chunk(&v, 0, 9, "t", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 100, 100);
+    char longer[400];
+    for (size_t i = 0; i < sizeof longer; i++)
+        longer[i] = (char)('a' + (int)(i % 26));
+    fr_vec_packed(&v, 200, EV_LOG, longer, sizeof longer);
+    struct flightrec_client_options o = { .on_record = on_cut, .merge = 1 };
+    flightrec_client *c;
+    CHECK_EQ_I(flightrec_client_create(&c, &o), 0);
+    CHECK_EQ_I(flightrec_client_feed(c, v.buf, v.len), 0);
+    CHECK_EQ_I(flightrec_client_finish(c), 0);
+    CHECK_EQ_I(cut_seen, 1);
+    struct flightrec_client_totals t;
+    flightrec_client_totals(c, &t);
+    CHECK_EQ_U(t.events, sizeof longer / 8);
+    flightrec_client_destroy(c);
+    fr_vec_free(&v);
+}
+
 TEST(print_shows_spans_counters_and_text)
 {
     const char *in = write_stream("print.rec", 1);

@@ -330,10 +330,12 @@ TEST(decoder_edge_cases)
     name_record(&v, EV_LOG, "log", 1, FLIGHTREC_EVENT_STRING);
     fr_vec_flightrec_chunk(&v, 0, 9, "t", 0, 0, 0, 0);
     fr_vec_uptime(&v, 100, 100);
-    char longer[400];
-    for (size_t i = 0; i < sizeof longer; i++)
+    char longer[401];   /* 400 letters, 50 items of 8 (fr_vec_packed
+                         * takes a C string) */
+    for (size_t i = 0; i + 1 < sizeof longer; i++)
         longer[i] = (char)('a' + (int)(i % 26));
-    fr_vec_packed(&v, 200, EV_LOG, longer, sizeof longer);
+    longer[sizeof longer - 1] = '\0';
+    fr_vec_packed(&v, 200, EV_LOG, longer, sizeof longer - 1);
     struct flightrec_client_options o = { .on_record = on_cut, .merge = 1 };
     flightrec_client *c;
     CHECK_EQ_I(flightrec_client_create(&c, &o), 0);
@@ -342,7 +344,7 @@ TEST(decoder_edge_cases)
     CHECK_EQ_I(cut_seen, 1);
     struct flightrec_client_totals t;
     flightrec_client_totals(c, &t);
-    CHECK_EQ_U(t.events, sizeof longer / 8);
+    CHECK_EQ_U(t.events, (sizeof longer - 1) / 8);
     flightrec_client_destroy(c);
     fr_vec_free(&v);
 }

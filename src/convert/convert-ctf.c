@@ -366,6 +366,8 @@ static int put_defined(struct ctf_sink *s, struct ctf_stream *st,
     const struct fr_source *src = s->base.src;
     uint32_t ev = r->event;
     int begin = -1;
+    if (FLIGHTREC_LIKELY(s->used[ev] && s->layout[ev] == LAYOUT_DATA))
+        return put_generic(s, st, ev, ns, r->data);
     uint32_t kind = src->event_kind != NULL
                         ? src->event_kind(src->arg, ev, &begin)
                         : FLIGHTREC_EVENT_INSTANT;

@@ -550,6 +550,73 @@ TEST(ctf_fields)
     CHECK_EQ_I(lines_with(t, "] flightrec:(777) "), 11);
 }
 
+/*
+ * The pairing rules (docs/format.md, "Event kinds"), on one thread p (tid 7):
+ *   200 outer, 300 inner, 400 end (unpaired: the innermost), 500 end;
+ *   600 outer, 700 inner, 800 outer's own end: inner ends with it;
+ *   900 end with nothing open: an instant;
+ *   1000 inner, never ended: ends with the trace (1100, a plain event).
+ */
+TEST(span_pairing_rules)
+{
+    enum { OUTER = FLIGHTREC_USER(20), INNER, END, OUTER_END, PLAIN };
+    struct fr_vec v;
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, 1000000000u, 1, 1024, 7, 0);
+    name_record(&v, OUTER, "outer", 1, FLIGHTREC_EVENT_SPAN_BEGIN);
+    name_record(&v, INNER, "inner", 1, FLIGHTREC_EVENT_SPAN_BEGIN);
+    name_record(&v, END, "end", 1, FLIGHTREC_EVENT_SPAN_END);
+    name_record(&v, OUTER_END, "outer end", 1,
+                FLIGHTREC_EVENT_SPAN_END_OF(OUTER));
+    fr_vec_flightrec_chunk(&v, 0, 7, "p", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 100, 100);
+    static const struct { uint32_t t, ev; } items[] = {
+        { 200, OUTER }, { 300, INNER }, { 400, END }, { 500, END },
+        { 600, OUTER }, { 700, INNER }, { 800, OUTER_END }, { 900, END },
+        { 1000, INNER }, { 1100, PLAIN },
+    };
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+        fr_vec_item(&v, items[i].t, items[i].ev, 0);
+    char in[1024];
+    snprintf(in, sizeof in, "%s", scratch("pairing.rec"));
+    FILE *f = fopen(in, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ_U(fwrite(v.buf, 1, v.len, f), v.len);
+    fclose(f);
+    fr_vec_free(&v);
+
+    char out[1024];
+    snprintf(out, sizeof out, "%s", scratch("pairing.json"));
+    convert_to("json", out, in);
+    int st;
+    const char *t = read_back("check-json.py", out, "", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "X 7 300+100 inner {}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 7 200+300 outer {}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 7 700+100 inner {}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 7 600+200 outer {}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 7 1000+100 inner {}"), 1);
+    CHECK_EQ_I(lines_with(t, "X 7 "), 5);
+    CHECK_EQ_I(lines_with(t, "i 7 900 end {\"data\": \"0x0\"}"), 1);
+    snprintf(out, sizeof out, "%s", scratch("pairing.pftrace"));
+    convert_to("perfetto", out, in);
+    t = read_back("check-perfetto.py", out, "--detail", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "slice p inner 300..400 depth 1"), 1);
+    CHECK_EQ_I(lines_with(t, "slice p outer 200..500 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "slice p inner 700..800 depth 1"), 1);
+    CHECK_EQ_I(lines_with(t, "slice p outer 600..800 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "slice p inner 1000..1100 depth 0"), 1);
+    CHECK_EQ_I(lines_with(t, "slice "), 5);
+    snprintf(out, sizeof out, "%s", scratch("pairing.txt"));
+    convert_to("ftrace", out, in);
+    t = read_back("check-ftrace.py", out, "", &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(t, "tracing_mark_write:B|7|"), 5);
+    CHECK_EQ_I(lines_with(t, "tracing_mark_write:E|7"), 4);
+    CHECK_EQ_I(lines_with(t, "p 7 000 800 tracing_mark_write:E|7"), 2);
+}
+
 /*=====   A real program   =====*/
 
 /* What one recording thread does: a request span with a parse span inside

@@ -363,16 +363,18 @@ TEST(print_shows_spans_counters_and_text)
                1);
     CHECK_EQ_I(lines_with(out, "0.000000400 [0] 101 worker queue depth = 3"),
                1);
-    CHECK_EQ_I(lines_with(out, "0.000000500 [0] 101 worker parse end end"),
-               1);
+    CHECK_EQ_I(lines_with(out, "0.000000500 [0] 101 worker parse end end "
+                               "after 0.000000200 s"), 1);
     CHECK_EQ_I(lines_with(out, "0.000000600 [0] 101 worker log "
                                "\"hello world\""), 1);
-    CHECK_EQ_I(lines_with(out, "0.000000700 [0] 101 worker request end"), 1);
+    CHECK_EQ_I(lines_with(out, "0.000000700 [0] 101 worker request end "
+                               "after 0.000000500 s"), 1);
     CHECK_EQ_I(lines_with(out, "0.000000000 [1] 102 logger request begin "
                                "0x0"), 1);
-    CHECK_EQ_I(lines_with(out, "0.000001200 [1] 102 logger request end"), 1);
-    CHECK_EQ_I(lines_with(out, "0.000001300 [1] 102 logger parse end end"),
-               1);
+    CHECK_EQ_I(lines_with(out, "0.000001200 [1] 102 logger request end "
+                               "after 0.000001200 s"), 1);
+    CHECK_EQ_I(lines_with(out, "0.000001300 [1] 102 logger parse end end "
+                               "(no open span)"), 1);
     CHECK_EQ_I(lines_with(out, "0.000000100 [1] 102 logger queue depth = -2"),
                1);
     /* Text is escaped: the quote and the newline never reach the
@@ -380,6 +382,17 @@ TEST(print_shows_spans_counters_and_text)
     CHECK_EQ_I(lines_with(out, "0.000000150 [1] 102 logger log "
                                "\"say \\\"hi\\\"\\n\""), 1);
     CHECK_EQ_I(lines_with(out, " [0] 101 worker "), 6);
+    /* The durations do not depend on which records are printed. */
+    snprintf(cmd, sizeof cmd, "%s print --event request '%s' 2>&1",
+             FLIGHTREC_BIN, in);
+    const char *only = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK_EQ_I(lines_with(only, "0.000000700 [0] 101 worker request end "
+                                "after 0.000000500 s"), 1);
+    CHECK_EQ_I(lines_with(only, " request "), 4);
+    /* run() reuses its buffer: the whole print again. */
+    snprintf(cmd, sizeof cmd, "%s print '%s' 2>&1", FLIGHTREC_BIN, in);
+    out = run(cmd, &st);
     CHECK_EQ_I(lines_with(out, " [1] 102 logger "), 5);
     snprintf(cmd, sizeof cmd, "%s print --json '%s'", FLIGHTREC_BIN, in);
     out = run(cmd, &st);
@@ -668,7 +681,8 @@ static void check_printed(const char *rec)
     CHECK_EQ_I(lines_with(out, " parse end end"), 2);
     CHECK_EQ_I(lines_with(out, " log \"thread 1 says \\\"done\\\"\""), 1);
     CHECK_EQ_I(lines_with(out, " log \"thread 2 says \\\"done\\\"\""), 1);
-    CHECK_EQ_I(lines_with(out, " request end"), 2);
+    CHECK_EQ_I(lines_with(out, " request end after "), 2);
+    CHECK_EQ_I(lines_with(out, " parse end end after "), 2);
     /* Both threads' spans come out as slices, nested. */
     char pf[1024];
     snprintf(pf, sizeof pf, "%s.pftrace", rec);

@@ -90,6 +90,17 @@ struct ring_cache {
     char text[PREFIX_MAX];
 };
 
+/* Open spans per ring (rings below SPAN_RINGS), for the duration an end
+ * shows: the decoder delivers each ring's records in order. */
+#define SPAN_RINGS 1024u
+#define SPAN_DEPTH 32u
+struct span_stack {
+    int64_t tid;             /* the owner the spans belong to */
+    uint32_t depth;
+    uint32_t event[SPAN_DEPTH];
+    uint64_t begin_ns[SPAN_DEPTH];
+};
+
 struct print_ctx {
     flightrec_client *client;
     struct cli_out out;
@@ -107,6 +118,9 @@ struct print_ctx {
     struct cli_event_filter events;
     struct cli_thread_filter threads;
     struct name_cache names[FLIGHTREC_EVENT_COUNT];
+    struct span_stack *spans;   /* SPAN_RINGS, made at the first span */
+    int span_state;   /* the current end: 0 untracked, 1 matched, 2 none */
+    uint64_t span_ns; /* its duration when matched */
     struct ring_cache rings[RING_SLOTS];
     /* "S." for the whole seconds last printed: consecutive records mostly
      * share them. */
@@ -331,7 +345,19 @@ static char *fmt_kind_text(struct print_ctx *p, char *q, uint32_t kind,
         return cli_fmt_hex(q + 7, r->data);
     case FLIGHTREC_EVENT_SPAN_END:
         memcpy(q, " end", 4);
-        return q + 4;
+        q += 4;
+        if (p->span_state == 1) {
+            memcpy(q, " after ", 7);
+            q = cli_fmt_u64(q + 7, p->span_ns / 1000000000u);
+            *q++ = '.';
+            q = cli_fmt_ns9(q, (uint32_t)(p->span_ns % 1000000000u));
+            memcpy(q, " s", 2);
+            q += 2;
+        } else if (p->span_state == 2) {
+            memcpy(q, " (no open span)", 15);
+            q += 15;
+        }
+        return q;
     case FLIGHTREC_EVENT_COUNTER: {
         uint64_t format = flightrec_client_info(p->client)->format;
         int64_t v = FLIGHTREC_ITEM_SIZE(format) == 8 ? (int64_t)(int32_t)r->data
@@ -561,6 +587,46 @@ static FLIGHTREC_COLD int start(struct print_ctx *p)
     return 0;
 }
 
+/* Pairs span ends with their begins (docs/format.md, "Event kinds"), on
+ * every record before the filters: an end shows how long its span took
+ * even when its begin is not printed. */
+static void track_span(struct print_ctx *p, const struct flightrec_record *r,
+                       uint32_t kind)
+{
+    p->span_state = 0;
+    if (r->ring >= SPAN_RINGS || (r->flags & FLIGHTREC_RECORD_UNTIMED))
+        return;
+    if (p->spans == NULL) {
+        p->spans = calloc(SPAN_RINGS, sizeof(*p->spans));
+        if (p->spans == NULL)
+            return;
+    }
+    struct span_stack *st = &p->spans[r->ring];
+    int64_t tid = r->ring_info != NULL ? r->ring_info->thread_id : -1;
+    if (st->tid != tid) { /* a reused ring: its new owner's spans */
+        st->tid = tid;
+        st->depth = 0;
+    }
+    if (kind == FLIGHTREC_EVENT_SPAN_BEGIN) {
+        if (st->depth < SPAN_DEPTH) {
+            st->event[st->depth] = r->event;
+            st->begin_ns[st->depth++] = r->time_ns;
+        }
+        return;
+    }
+    int begin = flightrec_client_span_begin(p->client, r->event);
+    uint32_t i = st->depth;
+    while (i > 0 && begin >= 0 && st->event[i - 1] != (uint32_t)begin)
+        i--;
+    if (i == 0) {
+        p->span_state = 2;
+        return;
+    }
+    p->span_state = 1;
+    p->span_ns = r->time_ns - st->begin_ns[i - 1];
+    st->depth = i - 1; /* spans opened inside it end with it */
+}
+
 static int on_record(const struct flightrec_record *r, void *arg)
 {
     struct print_ctx *p = arg;
@@ -572,6 +638,12 @@ static int on_record(const struct flightrec_record *r, void *arg)
     if (FLIGHTREC_UNLIKELY(!p->have_base) && !untimed) {
         p->have_base = 1;
         p->base_ns = r->time_ns;
+    }
+    if (r->type == FLIGHTREC_RECORD_EVENT) {
+        uint32_t kind = event_name(p, r->event)->kind;
+        if (FLIGHTREC_UNLIKELY(kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
+                               kind == FLIGHTREC_EVENT_SPAN_END))
+            track_span(p, r, kind);
     }
     /* The name filters see every record, also those outside --from/--to,
      * so that a term naming something in the stream is not reported as
@@ -768,6 +840,7 @@ out:
     cli_input_close(&in);
     flightrec_client_destroy(p->client);
     cli_out_free(&p->out);
+    free(p->spans);
     cli_event_filter_free(&p->events);
     cli_thread_filter_free(&p->threads);
     free(p);

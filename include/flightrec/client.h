@@ -91,7 +91,8 @@ struct flightrec_ring_info {
     uint32_t context;        /**< 0: thread context, 1: signal handlers */
     int64_t thread_id;       /**< owner thread id, -1 if unknown */
     char thread_name[64];    /**< owner thread name, "" if unknown */
-    uint64_t events;         /**< EVENT records delivered so far */
+    uint64_t events;         /**< EVENT records delivered so far (a
+                                  string event counts its items) */
     /** Loss counters (these and the totals') stop at UINT64_MAX. */
     uint64_t overflow;       /**< items lost to overflow so far */
     uint64_t discard;        /**< items lost to discard so far */
@@ -177,7 +178,8 @@ struct flightrec_stream_info {
 struct flightrec_client_totals {
     uint64_t bytes;      /**< bytes consumed */
     uint64_t items;      /**< items decoded, metadata included */
-    uint64_t events;     /**< EVENT records delivered */
+    uint64_t events;     /**< EVENT records delivered (a string event
+                              counts its items) */
     uint64_t overflow;   /**< items lost to overflow */
     uint64_t discard;    /**< items lost to discard */
     uint64_t missing;    /**< items in missing chunks */

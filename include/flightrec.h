@@ -206,6 +206,80 @@ FLIGHTREC_API int flightrec_filter_parse(const char *spec);
  */
 FLIGHTREC_API int flightrec_event_set_name(uint32_t event, const char *name);
 
+/*=====   What events mean: spans, counters, strings   =====*/
+
+/**
+ * @brief Names @a event (as flightrec_event_set_name()) and declares what
+ * it means; the kind travels in the stream after the name (EVENT_KIND) and
+ * is in the region for readers outside the process.  Every converter then
+ * shows the event as what it is (a slice, a counter, a text).
+ *
+ * @a kind is one of (include/flightrec/format.h):
+ * - FLIGHTREC_EVENT_INSTANT: a point in time with a data word (the
+ *   default of every event);
+ * - FLIGHTREC_EVENT_SPAN_BEGIN: opens a span named @a name on the
+ *   recording thread; spans nest per thread (a signal handler's spans nest
+ *   on their own);
+ * - FLIGHTREC_EVENT_SPAN_END_OF(begin): closes the innermost open span of
+ *   the begin event @a begin on the thread.  Spans opened inside it and
+ *   still open end with it (their own ends never came);
+ * - FLIGHTREC_EVENT_SPAN_END: closes the thread's innermost open span,
+ *   whatever began it;
+ * - FLIGHTREC_EVENT_COUNTER: each event is a sample of counter @a name,
+ *   data the value (a signed integer, intptr_t);
+ * - FLIGHTREC_EVENT_STRING: each record is a text, written with
+ *   flightrec_string().
+ *
+ * What readers do with what does not pair: an end with no open span of its
+ * begin on its thread (the begin was overwritten, or came before the
+ * recording started) is shown as an instant; a span still open when the
+ * recording ends ends at the trace's last time.  A loss on the thread
+ * (docs/format.md, loss accounting) ends nothing: an end after it still
+ * closes its begin, so that only spans whose end itself was lost stay open.
+ *
+ * Redefining an event replaces its name and kind for the rest of the
+ * stream.  flightrec_event_set_name() keeps the kind.
+ * @retval 0 success
+ * @retval FLIGHTREC_EINVAL_CONFIG @a event out of range, @a name empty, or
+ *         @a kind not one of the above
+ */
+FLIGHTREC_API int flightrec_event_define(uint32_t event, const char *name,
+                                         uint32_t kind);
+
+/**
+ * @brief Defines a span: @a begin and @a end (two event ids) both named
+ * @a name, @a end closing @a begin.  Same as two flightrec_event_define().
+ */
+FLIGHTREC_API int flightrec_span_define(uint32_t begin, uint32_t end,
+                                        const char *name);
+
+/**
+ * @brief Records @a text as one record of event @a event (a
+ * FLIGHTREC_EVENT_STRING event): as many items as the text needs, packed
+ * like thread names, always ending with a NUL byte; text beyond
+ * FLIGHTREC_STRING_MAX - 1 bytes is cut.  All items have one timestamp.
+ */
+FLIGHTREC_API void flightrec_string(uint32_t event, const char *text);
+
+/** @brief Records a sample of counter @a event (a FLIGHTREC_EVENT_COUNTER
+ * event). */
+static inline void flightrec_counter_set(uint32_t event, intptr_t value)
+{
+    flightrec_produce(event, (uintptr_t)value);
+}
+
+/** @brief Opens a span (a FLIGHTREC_EVENT_SPAN_BEGIN event) with @a data. */
+static inline void flightrec_span_begin(uint32_t begin, uintptr_t data)
+{
+    flightrec_produce(begin, data);
+}
+
+/** @brief Closes a span (a FLIGHTREC_EVENT_SPAN_END event). */
+static inline void flightrec_span_end(uint32_t end)
+{
+    flightrec_produce(end, 0);
+}
+
 /*=====   Reading the rings   =====*/
 
 /**
@@ -335,5 +409,62 @@ FLIGHTREC_API void flightrec_get_stats(struct flightrec_stats *stats);
 FLIGHTREC_API uint64_t flightrec_counter_frequency(void);
 
 FLIGHTREC_END_DECLS
+
+/**
+ * @def FLIGHTREC_SPAN(begin, end)
+ * @brief Records @a begin now and @a end when the enclosing block is left
+ * (by its end, return, break or goto; not by longjmp), as a statement:
+ * @code
+ *   {
+ *       FLIGHTREC_SPAN(EV_PARSE_BEGIN, EV_PARSE_END);
+ *       parse(input);
+ *   }   // EV_PARSE_END recorded here
+ * @endcode
+ * C: GCC and Clang (__attribute__((cleanup))); C++: a scope object
+ * (flightrec::span).  Several may be in one block, on different lines.
+ */
+#define FLIGHTREC__CAT2(a, b) a##b
+#define FLIGHTREC__CAT(a, b) FLIGHTREC__CAT2(a, b)
+
+#ifdef __cplusplus
+namespace flightrec {
+/** Records a begin event when made and its end event when destroyed. */
+class span {
+public:
+    span(uint32_t begin, uint32_t end, uintptr_t data = 0) : end_(end)
+    {
+        flightrec_produce(begin, data);
+    }
+    ~span() { flightrec_produce(end_, 0); }
+    span(const span &) = delete;
+    span &operator=(const span &) = delete;
+
+private:
+    uint32_t end_;
+};
+} // namespace flightrec
+#define FLIGHTREC_SPAN(begin, end) \
+    flightrec::span FLIGHTREC__CAT(flightrec__span_, __LINE__)((begin), (end))
+#elif defined(__GNUC__) || defined(__clang__)
+/** The end a FLIGHTREC_SPAN records when its block is left. */
+struct flightrec__span_scope {
+    uint32_t end;
+};
+static inline struct flightrec__span_scope flightrec__span_open(uint32_t begin,
+                                                                uint32_t end)
+{
+    struct flightrec__span_scope scope = { end };
+    flightrec_produce(begin, 0);
+    return scope;
+}
+static inline void flightrec__span_close(struct flightrec__span_scope *scope)
+{
+    flightrec_produce(scope->end, 0);
+}
+#define FLIGHTREC_SPAN(begin, end) \
+    __attribute__((cleanup(flightrec__span_close), unused)) \
+    struct flightrec__span_scope FLIGHTREC__CAT(flightrec__span_, __LINE__) = \
+        flightrec__span_open((begin), (end))
+#endif
 
 #endif

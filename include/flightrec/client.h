@@ -74,6 +74,9 @@ enum flightrec_loss_kind {
 /** The counter stepped backwards; the time was clamped so that time per
  * ring never decreases. */
 #define FLIGHTREC_RECORD_CLAMPED 0x4u
+/** A string event's text was longer than FLIGHTREC_STRING_MAX - 1 bytes:
+ * @c text holds its beginning. */
+#define FLIGHTREC_RECORD_TEXT_CUT 0x8u
 /** @} */
 
 /** What is known about a ring (a flightrec thread ring, or an RTEMS CPU).
@@ -88,7 +91,8 @@ struct flightrec_ring_info {
     uint32_t context;        /**< 0: thread context, 1: signal handlers */
     int64_t thread_id;       /**< owner thread id, -1 if unknown */
     char thread_name[64];    /**< owner thread name, "" if unknown */
-    uint64_t events;         /**< EVENT records delivered so far */
+    uint64_t events;         /**< EVENT records delivered so far (a
+                                  string event counts its items) */
     /** Loss counters (these and the totals') stop at UINT64_MAX. */
     uint64_t overflow;       /**< items lost to overflow so far */
     uint64_t discard;        /**< items lost to discard so far */
@@ -114,6 +118,17 @@ struct flightrec_record {
      * own chunk, also when the record was held back or merged after a
      * reused ring changed owner; the counters are those at delivery. */
     const struct flightrec_ring_info *ring_info;
+    /**
+     * String events (flightrec_client_event_kind() is
+     * FLIGHTREC_EVENT_STRING): the record's text, NUL-terminated, with
+     * @c text_len bytes before the NUL (raw bytes from the stream: escape
+     * them before printing).  The items of one string record come as this
+     * one record, with the first item's time, data and offset; the ring's
+     * and the totals' event counters count every item.  NULL (and 0) for
+     * every other record.
+     */
+    const char *text;
+    size_t text_len;
 };
 
 /**
@@ -163,7 +178,8 @@ struct flightrec_stream_info {
 struct flightrec_client_totals {
     uint64_t bytes;      /**< bytes consumed */
     uint64_t items;      /**< items decoded, metadata included */
-    uint64_t events;     /**< EVENT records delivered */
+    uint64_t events;     /**< EVENT records delivered (a string event
+                              counts its items) */
     uint64_t overflow;   /**< items lost to overflow */
     uint64_t discard;    /**< items lost to discard */
     uint64_t missing;    /**< items in missing chunks */
@@ -330,6 +346,29 @@ FLIGHTREC_API uint64_t flightrec_client_event_names_changes(
  */
 FLIGHTREC_API const char *flightrec_client_numbering(
     const flightrec_client *client);
+
+/**
+ * What the stream says event @a event means (EVENT_KIND after its name,
+ * docs/format.md): FLIGHTREC_EVENT_INSTANT, _SPAN_BEGIN, _SPAN_END,
+ * _COUNTER or _STRING (include/flightrec/format.h); INSTANT for an event
+ * never defined, for kinds this reader does not know, and in streams
+ * without EVENT_KIND.  A later name record of the event changes it; like
+ * names, kinds come before the events that use them.
+ *
+ * Spans pair per ring (one thread, or its signal handlers) in delivery
+ * order: a SPAN_END closes the innermost open span of the begin event
+ * flightrec_client_span_begin() names (or the innermost open span, when
+ * it names none); spans opened inside and still open end with it; an end
+ * with nothing to close is an instant.
+ */
+FLIGHTREC_API uint32_t flightrec_client_event_kind(
+    const flightrec_client *client, uint32_t event);
+
+/** For a SPAN_END event: the id of the begin event it closes, or -1 when
+ * it closes the innermost open span whatever began it (and for every other
+ * kind). */
+FLIGHTREC_API int flightrec_client_span_begin(const flightrec_client *client,
+                                              uint32_t event);
 
 /** The last name the stream gave thread @a thread_id, or NULL. */
 FLIGHTREC_API const char *flightrec_client_thread_name(

@@ -72,4 +72,44 @@
     (((format) == FLIGHTREC_FORMAT_LE_64 || \
       (format) == FLIGHTREC_FORMAT_BE_64) ? 12u : 8u)
 
+/**
+ * @name Event kinds
+ * What a program declares a user event to mean (flightrec_event_define());
+ * the stream carries it in an EVENT_KIND item after the event's name
+ * record (docs/format.md, "Name records").  The EVENT_KIND data word is
+ * the kind in bits 0..7; for FLIGHTREC_EVENT_SPAN_END, bit 8
+ * (FLIGHTREC_EVENT_PAIRED) says that bits 16..25 name the begin event it
+ * closes.  Readers treat a kind they do not know as an instant.
+ */
+/** @{ */
+/** A point in time with a data word (every event that was not defined). */
+#define FLIGHTREC_EVENT_INSTANT 0u
+/** Opens a span on the recording thread; data: the caller's own word. */
+#define FLIGHTREC_EVENT_SPAN_BEGIN 1u
+/** Closes a span on the recording thread (see FLIGHTREC_EVENT_SPAN_END_OF). */
+#define FLIGHTREC_EVENT_SPAN_END 2u
+/** A counter sample: data is the value, a signed integer of the
+ * writer's word size. */
+#define FLIGHTREC_EVENT_COUNTER 3u
+/** Text: one record of several items of the id, 4 or 8 characters each
+ * (the data word's size), least significant byte first, ending at the
+ * first NUL byte or at the record's last item. */
+#define FLIGHTREC_EVENT_STRING 4u
+#define FLIGHTREC_EVENT_KIND_MASK 0xffu
+#define FLIGHTREC_EVENT_PAIRED 0x100u
+/** The kind of an end event that closes spans opened by @a begin (an event
+ * id): the innermost open span of @a begin on the recording thread. */
+#define FLIGHTREC_EVENT_SPAN_END_OF(begin) \
+    (FLIGHTREC_EVENT_SPAN_END | FLIGHTREC_EVENT_PAIRED | \
+     (((uint32_t)(begin) & FLIGHTREC_EVENT_MASK) << 16))
+/** The kind (FLIGHTREC_EVENT_INSTANT ..) of an EVENT_KIND data word. */
+#define FLIGHTREC_EVENT_KIND_OF(word) ((uint32_t)(word) & FLIGHTREC_EVENT_KIND_MASK)
+/** The begin event a paired end closes (valid with FLIGHTREC_EVENT_PAIRED). */
+#define FLIGHTREC_EVENT_BEGIN_OF(word) \
+    (((uint32_t)(word) >> 16) & FLIGHTREC_EVENT_MASK)
+/** Most bytes of text a string event carries (the NUL included); the
+ * producer truncates longer text, readers keep at most this much. */
+#define FLIGHTREC_STRING_MAX 256u
+/** @} */
+
 #endif

@@ -161,6 +161,9 @@ struct flightrec_region_names {
     _Atomic uint32_t serial[FLIGHTREC_EVENT_COUNT];
     _Atomic uint32_t words[FLIGHTREC_EVENT_COUNT]
                           [FLIGHTREC_REGION_EVENT_NAME_WORDS];
+    /** What each event means: an EVENT_KIND data word (format.h,
+     * FLIGHTREC_EVENT_*), 0 for an instant; written before its serial. */
+    _Atomic uint32_t kind[FLIGHTREC_EVENT_COUNT];
 };
 
 /** Ring states. */

@@ -338,11 +338,25 @@ int frc_chunk_item(struct flightrec_client *c, uint32_t action,
         c->cur = NULL;
         if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
             c->on_segment(c->segment_arg, UINT32_MAX, offset);
-        if (data < FLIGHTREC_EVENT_COUNT)
+        if (data < FLIGHTREC_EVENT_COUNT) {
             frc_name_start(c, 2, (int64_t)data, NULL);
-        else
+            /* A name record without EVENT_KIND names an instant. */
+            c->event_kind[data] = FLIGHTREC_EVENT_INSTANT;
+        } else {
             c->name_kind = 0;
+        }
         return rc;
+    case A_KIND:
+        /* Only right after its event's name record (docs/format.md). */
+        if (c->name_kind == 2 && c->item_no == c->name_next) {
+            uint32_t id = (uint32_t)c->name_target;
+            c->event_kind[id] = (uint32_t)data;
+            if (FLIGHTREC_EVENT_KIND_OF(data) == FLIGHTREC_EVENT_STRING)
+                c->text_active = 1;
+            c->event_names_changes++;
+            c->name_kind = 0;
+        }
+        return 0;
     default:
         break;
     }

@@ -64,7 +64,7 @@ static const struct {
     {"EVENT_NAME", A_NAME},
     {"PROCESS_ID", A_PID},
     {"STREAM_END", A_IGNORE},
-    {"EVENT_KIND", A_IGNORE},
+    {"EVENT_KIND", A_KIND},
 };
 
 static unsigned char action_of(const char *name, int rtems, int version)

@@ -49,7 +49,8 @@ enum frc_action {
     A_HEAD,           /* RTEMS v1..v9 (PER_CPU_)HEAD */
     A_NAME_ID,
     A_NAME,
-    A_CHUNK_LAST = A_NAME,
+    A_KIND,           /* EVENT_KIND: what the event just named means */
+    A_CHUNK_LAST = A_KIND,
     /* Header facts. */
     A_IGNORE,         /* untimed metadata nobody needs */
     A_VERSION,
@@ -318,6 +319,27 @@ struct flightrec_client {
     struct flightrec_ring_info view; /* ring_info of a record whose ring
                                       * changed identity since */
 
+    /* Event kinds: EVENT_KIND data words, 0 (instant) unless the stream
+     * defined one; text_active once a string event is defined, from when
+     * on every delivery goes through deliver() (client-merge.c). */
+    uint32_t event_kind[FLIGHTREC_EVENT_COUNT];
+    int text_active;
+    /* A string event's record being put together at delivery: its items
+     * come one after another (one record, one time); it is delivered at
+     * its NUL, or when any other record comes. */
+    struct {
+        int pending;
+        struct frc_ring *ring;
+        uint32_t flags;
+        uint32_t event;
+        uint32_t gen;
+        uint64_t time;
+        uint64_t data;
+        uint64_t offset;
+        size_t len;
+        char buf[FLIGHTREC_STRING_MAX];
+    } text;
+
     struct flightrec_record rec; /* filled per delivery */
     struct frc_ring *rec_ring;   /* rec holds this ring's fast fields */
 };
@@ -401,6 +423,8 @@ int frc_deliver(struct flightrec_client *c, struct frc_ring *r,
                 const struct frc_rec *rec);
 int frc_merge_release(struct flightrec_client *c);
 int frc_merge_drain(struct flightrec_client *c);
+/* Delivers a string event still being put together (at the end). */
+int frc_text_flush(struct flightrec_client *c);
 struct frc_ring *frc_merge_step(struct flightrec_client *c, int *rc);
 /* Ring @a r (hungry, so out of the heap) is fed next: what it decodes
  * before the heap's first record is delivered at once. */

@@ -185,6 +185,11 @@ ring_view_old(struct flightrec_client *c, struct frc_ring *r, uint32_t gen)
 
 /*=====   Delivery   =====*/
 
+static int deliver_text(struct flightrec_client *c, struct frc_ring *r,
+                        uint32_t type, uint32_t flags, uint64_t time,
+                        uint32_t event, uint64_t data, uint64_t offset,
+                        uint32_t gen);
+
 static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
                                            struct frc_ring *r, uint32_t type,
                                            uint32_t flags, uint64_t time,
@@ -192,6 +197,10 @@ static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
                                            uint64_t offset, uint32_t gen)
 {
     struct flightrec_record *out = &c->rec;
+
+    if (FLIGHTREC_UNLIKELY(c->text_active))
+        return deliver_text(c, r, type, flags, time, event, data, offset,
+                            gen);
 
     c->rec_ring = NULL;
     out->type = type;
@@ -218,6 +227,102 @@ static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
     if (FLIGHTREC_UNLIKELY(c->opt.on_record(out, c->opt.arg) != 0))
         return frc_fail(c, FLIGHTREC_ECALLBACK, offset, "stopped by callback");
     return 0;
+}
+
+/* The string being put together goes out as one record: the first
+ * item's time, data and offset, the text of all its items. */
+int frc_text_flush(struct flightrec_client *c)
+{
+    struct flightrec_record *out = &c->rec;
+    struct frc_ring *r = c->text.ring;
+    int rc = 0;
+
+    if (!c->text.pending)
+        return 0;
+    c->text.pending = 0;
+    c->rec_ring = NULL;
+    c->text.buf[c->text.len] = '\0';
+    out->type = FLIGHTREC_RECORD_EVENT;
+    out->flags = c->text.flags;
+    out->time_ns = c->text.time;
+    out->ring = r->info.id;
+    out->offset = c->text.offset;
+    out->event = c->text.event;
+    out->data = c->text.data;
+    out->loss_kind = 0;
+    out->loss_count = 0;
+    out->ring_info = c->text.gen == r->gen && !r->ident_dirty
+                         ? &r->info
+                         : ring_view_old(c, r, c->text.gen);
+    out->text = c->text.buf;
+    out->text_len = c->text.len;
+    if (c->opt.on_record(out, c->opt.arg) != 0)
+        rc = frc_fail(c, FLIGHTREC_ECALLBACK, c->text.offset,
+                      "stopped by callback");
+    out->text = NULL;
+    out->text_len = 0;
+    return rc;
+}
+
+/* Adds an item's characters; returns 1 at its NUL. */
+static int text_append(struct flightrec_client *c, uint64_t data)
+{
+    size_t bytes = c->item_size - 4;
+    for (size_t i = 0; i < bytes; i++) {
+        char ch = (char)((data >> (8 * i)) & 0xffu);
+        if (ch == '\0')
+            return 1;
+        if (c->text.len + 1 < sizeof(c->text.buf))
+            c->text.buf[c->text.len++] = ch;
+        else
+            c->text.flags |= FLIGHTREC_RECORD_TEXT_CUT;
+    }
+    return 0;
+}
+
+/* Delivery once the stream defined a string event: the items of one string
+ * record (same ring, event and time, one after another) become one record
+ * with its text; the counters count every item. */
+static FLIGHTREC_COLD int deliver_text(struct flightrec_client *c,
+                                       struct frc_ring *r, uint32_t type,
+                                       uint32_t flags, uint64_t time,
+                                       uint32_t event, uint64_t data,
+                                       uint64_t offset, uint32_t gen)
+{
+    int is_text = type == FLIGHTREC_RECORD_EVENT &&
+                  FLIGHTREC_EVENT_KIND_OF(c->event_kind[event]) ==
+                      FLIGHTREC_EVENT_STRING;
+    int rc;
+
+    if (c->text.pending) {
+        if (is_text && r == c->text.ring && event == c->text.event &&
+            time == c->text.time) {
+            FRC_COUNT_EVENT(c, r, flags);
+            FRC_COUNT_TIME(c, r, flags, time);
+            return text_append(c, data) ? frc_text_flush(c) : 0;
+        }
+        rc = frc_text_flush(c);
+        if (rc != 0)
+            return rc;
+    }
+    if (is_text) {
+        c->text.pending = 1;
+        c->text.ring = r;
+        c->text.flags = flags;
+        c->text.event = event;
+        c->text.gen = gen;
+        c->text.time = time;
+        c->text.data = data;
+        c->text.offset = offset;
+        c->text.len = 0;
+        FRC_COUNT_EVENT(c, r, flags);
+        FRC_COUNT_TIME(c, r, flags, time);
+        return text_append(c, data) ? frc_text_flush(c) : 0;
+    }
+    c->text_active = 0; /* deliver() as before, just this once */
+    rc = deliver(c, r, type, flags, time, event, data, offset, gen);
+    c->text_active = 1;
+    return rc;
 }
 
 int frc_deliver(struct flightrec_client *c, struct frc_ring *r,

@@ -350,3 +350,22 @@ int flightrec_client_event_id(const flightrec_client *client,
         return n + 512;
     return numbered(name, "SYSTEM_", 511);
 }
+
+uint32_t flightrec_client_event_kind(const flightrec_client *client,
+                                     uint32_t event)
+{
+    if (client == NULL || event >= FLIGHTREC_EVENT_COUNT)
+        return FLIGHTREC_EVENT_INSTANT;
+    uint32_t kind = FLIGHTREC_EVENT_KIND_OF(client->event_kind[event]);
+    return kind <= FLIGHTREC_EVENT_STRING ? kind : FLIGHTREC_EVENT_INSTANT;
+}
+
+int flightrec_client_span_begin(const flightrec_client *client,
+                                uint32_t event)
+{
+    if (flightrec_client_event_kind(client, event) != FLIGHTREC_EVENT_SPAN_END)
+        return -1;
+    uint32_t word = client->event_kind[event];
+    return (word & FLIGHTREC_EVENT_PAIRED) ? (int)FLIGHTREC_EVENT_BEGIN_OF(word)
+                                           : -1;
+}

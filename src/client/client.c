@@ -167,6 +167,22 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                         break;
                     continue;
                 }
+                if (FLIGHTREC_UNLIKELY(c->text_active)) {
+                    /* Strings are put together in deliver(). */
+                    struct frc_rec rec;
+                    rec.time = r->ns;
+                    rec.data = data;
+                    rec.offset = offset + (uint64_t)(p - start);
+                    rec.event = event;
+                    rec.field = field;
+                    rec.gen = r->gen;
+                    rec.type = FLIGHTREC_RECORD_EVENT;
+                    rec.flags = 0;
+                    if (frc_deliver(c, r, &rec) != 0)
+                        return (size_t)(p - start);
+                    p += size;
+                    continue;
+                }
                 FRC_COUNT_EVENT(c, r, 0u);
                 FRC_COUNT_TIME(c, r, 0u, r->ns);
                 if (FLIGHTREC_UNLIKELY(c->rec_ring != r)) {
@@ -407,6 +423,8 @@ int flightrec_client_finish(flightrec_client *c)
             c->error == FLIGHTREC_ECALLBACK)
             return c->error;
     }
+    if (frc_text_flush(c) != 0 && c->error == FLIGHTREC_ECALLBACK)
+        return c->error;
     return c->error;
 }
 

@@ -48,8 +48,10 @@
 #define FR_CTF_PREFIX 76u
 /* Thread identity in the packet context: vtid + procname (with NUL). */
 #define FR_CTF_PROCNAME_MAX 64u
-/* Largest event: extended header 14 + sched_switch payload 56. */
-#define FR_CTF_EVENT_MAX 72u
+/* Largest event: extended header 14 + a span begin (a name of up to 63
+ * bytes and its NUL, data 8) or a string event's text (with its NUL). */
+#define FR_CTF_NAME_MAX 64u
+#define FR_CTF_EVENT_MAX (14u + FR_CTF_NAME_MAX + 8u + FLIGHTREC_STRING_MAX)
 /* Event header: the id of an extended header. */
 #define FR_CTF_EXTENDED 0xffffu
 
@@ -104,6 +106,9 @@ struct ctf_sink {
     uint32_t by_ring_len;
     struct fr_events ev;
     uint8_t used[CLS_COUNT];
+    /* The payload of each event id, fixed at its first event (a class
+     * has one layout): LAYOUT_*, from the kind the program defined. */
+    uint8_t layout[FR_EVENT_IDS];
     unsigned char uuid[16];
     int little;
     size_t buffered;         /* bytes of all packet buffers */
@@ -333,6 +338,74 @@ static void event_end(struct ctf_stream *st, const unsigned char *end)
     st->len = (size_t)(end - st->buf);
 }
 
+enum {
+    LAYOUT_DATA = 0,          /* x64 _data */
+    LAYOUT_SPAN_BEGIN,        /* string _span; x64 _data */
+    LAYOUT_SPAN_END,          /* string _span */
+    LAYOUT_COUNTER,           /* s64 _value */
+    LAYOUT_STRING             /* string _text */
+};
+
+static int put_generic(struct ctf_sink *s, struct ctf_stream *st,
+                       uint32_t cls, uint64_t ns, uint64_t data);
+
+/* Copies @a str (at most @a max - 1 bytes) with its NUL. */
+static unsigned char *put_cstr(unsigned char *p, const char *str, size_t max)
+{
+    size_t n = strnlen(str, max - 1);
+    memcpy(p, str, n);
+    p[n] = '\0';
+    return p + n + 1;
+}
+
+/* An event the program defined (span begin or end, counter, string) in
+ * the payload its class got at its first event. */
+static int put_defined(struct ctf_sink *s, struct ctf_stream *st,
+                       const struct flightrec_record *r, uint64_t ns)
+{
+    const struct fr_source *src = s->base.src;
+    uint32_t ev = r->event;
+    int begin = -1;
+    if (FLIGHTREC_LIKELY(s->used[ev] && s->layout[ev] == LAYOUT_DATA))
+        return put_generic(s, st, ev, ns, r->data);
+    uint32_t kind = src->event_kind != NULL
+                        ? src->event_kind(src->arg, ev, &begin)
+                        : FLIGHTREC_EVENT_INSTANT;
+    if (!s->used[ev])
+        s->layout[ev] = kind <= FLIGHTREC_EVENT_STRING ? (uint8_t)kind
+                                                       : LAYOUT_DATA;
+    if (s->layout[ev] == LAYOUT_DATA)
+        return put_generic(s, st, ev, ns, r->data);
+    unsigned char *p = event_begin(s, st, ev, ns);
+    if (p == NULL)
+        return -1;
+    switch (s->layout[ev]) {
+    case LAYOUT_SPAN_BEGIN:
+        p = put_cstr(p, src->event_name(src->arg, ev), FR_CTF_NAME_MAX);
+        put64(p, r->data);
+        p += 8;
+        break;
+    case LAYOUT_SPAN_END:
+        /* The span it closes is named by its begin. */
+        p = put_cstr(p, src->event_name(src->arg, begin >= 0 ? (uint32_t)begin
+                                                             : ev),
+                     FR_CTF_NAME_MAX);
+        break;
+    case LAYOUT_COUNTER: {
+        int narrow = FLIGHTREC_ITEM_SIZE(src->info->format) == 8;
+        int64_t v = narrow ? (int64_t)(int32_t)r->data : (int64_t)r->data;
+        memcpy(p, &v, 8);
+        p += 8;
+        break;
+    }
+    default:
+        p = put_cstr(p, r->text != NULL ? r->text : "", FLIGHTREC_STRING_MAX);
+        break;
+    }
+    event_end(st, p);
+    return 0;
+}
+
 static int put_generic(struct ctf_sink *s, struct ctf_stream *st,
                        uint32_t cls, uint64_t ns, uint64_t data)
 {
@@ -460,7 +533,7 @@ static int kernel_record(struct ctf_sink *s, struct ctf_stream *st,
         return 0;
     }
     default:
-        return put_generic(s, st, ev, ns, r->data);
+        return put_defined(s, st, r, ns);
     }
 }
 
@@ -507,7 +580,7 @@ static int ust_record(struct ctf_sink *s, struct ctf_stream *st,
                                                    : CLS_FUNC_EXIT,
                         ns, r->data, 0);
     default:
-        return put_generic(s, st, ev, ns, r->data);
+        return put_defined(s, st, r, ns);
     }
 }
 
@@ -611,7 +684,12 @@ static void event_class(struct ctf_sink *s, struct fr_out *o, uint32_t cls)
         if (!entry)
             fields = "s64 _ret;";
     } else {
+        static const char *const defined[] = {
+            "x64 _data;", "string _span; x64 _data;", "string _span;",
+            "s64 _value;", "string _text;"
+        };
         tsdl_string(o, src->event_name(src->arg, cls));
+        fields = defined[s->layout[cls]];
     }
     fr_out_printf(o, ";\n    id = %" PRIu32 ";\n    stream_id = 0;\n"
                      "    fields := struct { %s };\n};\n\n", cls, fields);

@@ -25,6 +25,9 @@ struct ft_sink {
 /* Longest line: sched_switch with two 63-byte names, numbers at their
  * widest, plus the prefix. */
 #define FT_LINE_MAX 512u
+/* Longest text of a string event shown (FLIGHTREC_STRING_MAX less its NUL);
+ * with the prefix and the name it fits FT_LINE_MAX. */
+#define FT_TEXT_MAX (FLIGHTREC_STRING_MAX - 1u)
 /* Longest thread name (struct fr_track comm less its NUL) and event name
  * shown. */
 #define FT_COMM_MAX 63u
@@ -42,6 +45,18 @@ static char *put_token(char *p, const char *src, size_t max)
     }
     if (i == 0)
         return FR_FMT_LIT(p, "<...>");
+    return p + i;
+}
+
+/* A marker's name or text: the rest of the line, so control characters
+ * (and '|', which separates marker fields) become '_'; spaces stay. */
+static char *put_field(char *p, const char *src, size_t max)
+{
+    size_t i = 0;
+    for (; src[i] != '\0' && i < max; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        p[i] = ch < ' ' || ch == 0x7f || ch == '|' ? '_' : (char)ch;
+    }
     return p + i;
 }
 
@@ -155,7 +170,7 @@ static int ft_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
         p = prefix(s, p, c, flags_of(c));
         p = marker(s, p, c, 'B');
         *p++ = '|';
-        p = fr_fmt_str(p, sl->name);
+        p = put_field(p, sl->name, FT_NAME_MAX);
         break;
     }
     *p++ = '\n';
@@ -269,9 +284,43 @@ static int ft_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
     return line_end(s, p);
 }
 
+/* A counter the program defined: "C|PID|NAME|VALUE". */
+static int ft_value(void *w, const struct fr_ctx *c, struct fr_track *t,
+                    uint32_t event, int64_t value)
+{
+    struct ft_sink *s = w;
+    (void)t;
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
+    char *p = prefix(s, line_start(s), c, flags_of(c));
+    p = marker(s, p, c, 'C');
+    *p++ = '|';
+    p = put_field(p, name, FT_NAME_MAX);
+    *p++ = '|';
+    p = fr_fmt_i64(p, value);
+    *p++ = '\n';
+    return line_end(s, p);
+}
+
+/* A string event: an instant "I|PID|NAME: TEXT" (the text on one line). */
+static int ft_text(void *w, const struct fr_ctx *c, struct fr_track *t,
+                   uint32_t event, const char *text, size_t len)
+{
+    struct ft_sink *s = w;
+    (void)t, (void)len;
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
+    char *p = prefix(s, line_start(s), c, flags_of(c));
+    p = marker(s, p, c, 'I');
+    *p++ = '|';
+    p = put_field(p, name, FT_NAME_MAX);
+    p = FR_FMT_LIT(p, ": ");
+    p = put_field(p, text, FT_TEXT_MAX);
+    *p++ = '\n';
+    return line_end(s, p);
+}
+
 static const struct fr_model_ops ft_model_ops = {
     ft_track, ft_begin, ft_end, ft_instant, ft_counter, ft_switch,
-    ft_waking, ft_loss
+    ft_waking, ft_loss, ft_value, ft_text
 };
 
 static int ft_header(struct fr_model_sink *ms)

@@ -156,7 +156,7 @@ static int js_track(void *w, struct fr_track *t)
 
 static const char *const slice_cat[] = { "syscall", "call", "function",
                                          "lock", "lock", "signal", "irq",
-                                         "sched" };
+                                         "sched", "user" };
 
 /* One complete slice, from its beginning to @a end_ns. */
 static int js_slice(struct js_sink *s, struct fr_track *t,
@@ -191,6 +191,8 @@ static int js_slice(struct js_sink *s, struct fr_track *t,
             *p++ = '"';
         }
         *p++ = '}';
+    } else if (sl->kind == FR_SLICE_USER && sl->data != 0) {
+        p = hex_arg(p, "data", 4, sl->data);
     }
     *p++ = '}';
     return done(s, p);
@@ -266,9 +268,39 @@ static int js_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
     return done(s, FR_FMT_LIT(p, "\"}}"));
 }
 
+/* A counter the program defined: a "C" event named after it (one series,
+ * "value"); readers show one counter per name. */
+static int js_value(void *w, const struct fr_ctx *c, struct fr_track *t,
+                    uint32_t event, int64_t value)
+{
+    struct js_sink *s = w;
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
+    char *p = head(s, 'C', js_tid(t), c->ns);
+    p = FR_FMT_LIT(p, ",\"name\":");
+    p = js_string(s, p, name);
+    p = FR_FMT_LIT(p, ",\"args\":{\"value\":");
+    p = fr_fmt_i64(p, value);
+    return done(s, FR_FMT_LIT(p, "}}"));
+}
+
+/* A string event: an instant with the text as its "text" argument. */
+static int js_text(void *w, const struct fr_ctx *c, struct fr_track *t,
+                   uint32_t event, const char *text, size_t len)
+{
+    struct js_sink *s = w;
+    (void)len; /* NUL-terminated; js_string() takes it in pieces */
+    const char *name = s->ms.base.src->event_name(s->ms.base.src->arg, event);
+    char *p = head(s, 'i', js_tid(t), c->ns);
+    p = FR_FMT_LIT(p, ",\"s\":\"t\",\"name\":");
+    p = js_string(s, p, name);
+    p = FR_FMT_LIT(p, ",\"args\":{\"text\":");
+    p = js_string(s, p, text);
+    return done(s, FR_FMT_LIT(p, "}}"));
+}
+
 static const struct fr_model_ops js_model_ops = {
     js_track, js_begin, js_end, js_instant, js_counter, js_switch,
-    js_waking, js_loss
+    js_waking, js_loss, js_value, js_text
 };
 
 static int js_header(struct fr_model_sink *ms)

@@ -38,6 +38,9 @@ int fr_model_init(struct fr_model *m, const struct fr_model_ops *ops, void *w,
     m->src = src;
     m->kernel = kernel;
     m->next_uuid = 16;
+    m->narrow = src->info != NULL &&
+                FLIGHTREC_ITEM_SIZE(src->info->format) == 8 &&
+                src->info->format != 0;
     fr_events_init(&m->ev, src);
     fr_map_init(&m->rings);
     fr_map_init(&m->tracks);
@@ -172,13 +175,19 @@ static int pop(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
         *err = m->ops->end(m->w, c, t, &t->stack[j], UINT32_MAX, 0);
     if (*err == 0)
         *err = m->ops->end(m->w, c, t, &t->stack[i], exit_event, exit_data);
-    for (int j = i + 1; j < t->depth && *err == 0; j++) {
-        t->stack[j].begin_ns = c->ns;
-        *err = m->ops->begin(m->w, c, t, &t->stack[j]);
+    /* A span the program defined ends the spans it opened that are still
+     * open (their ends never came): they are not reopened. */
+    int keep = i;
+    for (int j = i + 1; j < t->depth; j++) {
+        if (kind == FR_SLICE_USER && t->stack[j].kind == FR_SLICE_USER)
+            continue;
+        t->stack[keep] = t->stack[j];
+        t->stack[keep].begin_ns = c->ns;
+        if (*err == 0)
+            *err = m->ops->begin(m->w, c, t, &t->stack[keep]);
+        keep++;
     }
-    memmove(&t->stack[i], &t->stack[i + 1],
-            (size_t)(t->depth - i - 1) * sizeof t->stack[0]);
-    t->depth--;
+    t->depth = keep;
     return 0;
 }
 
@@ -211,6 +220,50 @@ static int heap_counter(struct fr_model *m, const struct fr_ctx *c)
     return m->ops->counter(m->w, c, (int64_t)m->heap.in_use);
 }
 
+/* An event the program defined as a span, counter or string (events with
+ * a system meaning keep it).  Returns 1 if @a rec is none of these. */
+static int defined_event(struct fr_model *m, const struct fr_ctx *c,
+                         struct fr_track *t, const struct flightrec_record *rec,
+                         int *err)
+{
+    uint32_t ev = rec->event;
+    int begin = -1;
+    if (m->src->event_kind == NULL || m->ev.role[ev] != FR_ROLE_PLAIN)
+        return 1;
+    switch (m->src->event_kind(m->src->arg, ev, &begin)) {
+    case FLIGHTREC_EVENT_SPAN_BEGIN:
+        *err = push(m, c, t, FR_SLICE_USER, ev, ev, rec->data,
+                    m->src->event_name(m->src->arg, ev));
+        return 0;
+    case FLIGHTREC_EVENT_SPAN_END: {
+        uint64_t key;
+        if (begin >= 0) {
+            key = (uint64_t)begin;
+        } else {
+            /* Unpaired: the innermost span of the thread. */
+            int i = t->depth - 1;
+            while (i >= 0 && t->stack[i].kind != FR_SLICE_USER)
+                i--;
+            key = i >= 0 ? t->stack[i].key : UINT64_MAX;
+        }
+        *err = end_or_instant(m, c, t, FR_SLICE_USER, key, rec);
+        return 0;
+    }
+    case FLIGHTREC_EVENT_COUNTER: {
+        int64_t v = m->narrow ? (int64_t)(int32_t)rec->data : (int64_t)rec->data;
+        *err = m->ops->value(m->w, c, t, ev, v);
+        return 0;
+    }
+    case FLIGHTREC_EVENT_STRING:
+        if (rec->text == NULL)
+            return 1;
+        *err = m->ops->text(m->w, c, t, ev, rec->text, rec->text_len);
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 /* Records that every kind of stream shares, on the thread's track. */
 static int thread_event(struct fr_model *m, struct fr_mring *r,
                         const struct fr_ctx *c, struct fr_track *t,
@@ -218,7 +271,10 @@ static int thread_event(struct fr_model *m, struct fr_mring *r,
 {
     char name[48];
     uint32_t ev = rec->event;
-    int err;
+    int err = 0;
+    if (FLIGHTREC_UNLIKELY(m->src->event_kind != NULL) &&
+        defined_event(m, c, t, rec, &err) == 0)
+        return err;
     switch (m->ev.role[ev]) {
     case FR_ROLE_PAIR_ENTRY:
         return push(m, c, t, m->ev.syscall[ev] ? FR_SLICE_SYSCALL

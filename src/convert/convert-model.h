@@ -29,7 +29,8 @@ enum fr_slice_kind {
     FR_SLICE_LOCK_HELD,
     FR_SLICE_SIGNAL,
     FR_SLICE_IRQ,
-    FR_SLICE_RUN
+    FR_SLICE_RUN,
+    FR_SLICE_USER          /* a span the program defined (SPAN_BEGIN/END) */
 };
 
 #define FR_MODEL_DEPTH 32
@@ -40,7 +41,7 @@ struct fr_slice {
     uint64_t key;          /* what the exit must match */
     uint64_t data;         /* entry data */
     uint64_t begin_ns;     /* when it began (or was reopened) */
-    char name[48];
+    char name[64];         /* event names are up to 63 bytes */
 };
 
 struct fr_track {
@@ -82,6 +83,13 @@ struct fr_model_ops {
     int (*waking)(void *w, const struct fr_ctx *c, struct fr_track *t);
     int (*loss)(void *w, const struct fr_ctx *c, struct fr_track *t,
                 uint32_t kind, uint64_t count);
+    /* A sample of a counter the program defined (FLIGHTREC_EVENT_COUNTER),
+     * on the thread @a t that recorded it. */
+    int (*value)(void *w, const struct fr_ctx *c, struct fr_track *t,
+                 uint32_t event, int64_t value);
+    /* A string event's text (raw bytes, NUL-terminated). */
+    int (*text)(void *w, const struct fr_ctx *c, struct fr_track *t,
+                uint32_t event, const char *text, size_t len);
 };
 
 struct fr_mring;
@@ -97,6 +105,7 @@ struct fr_model {
     struct fr_mring *cache;
     uint64_t next_uuid;
     struct fr_heap heap;
+    int narrow;            /* 32-bit stream: counters sign-extend */
     uint64_t unmatched;    /* exits without entry, shown as instants */
     uint64_t too_deep;     /* slices beyond FR_MODEL_DEPTH, dropped */
 };

@@ -6,7 +6,8 @@
  * trace_packet.proto / track_event.proto / track_descriptor.proto.
  *
  * Tracks: one process, a thread track per thread (signal handlers and RTEMS
- * processors on named child tracks), a counter track for heap bytes in use.
+ * processors on named child tracks), a counter track for heap bytes in use
+ * and one per counter the program defined.
  * Slices and instants come from the shared model (convert-model.h).
  *
  * What the importer relies on beyond the schema: a clock snapshot first
@@ -133,6 +134,7 @@ struct pf_sink {
     uint64_t last_ns;        /* packet times never decrease */
     int named_program;       /* the process is named after its main thread */
     uint8_t interned[FR_EVENT_IDS];
+    uint8_t counter_announced[FR_EVENT_IDS];
     struct pb e;
 };
 
@@ -222,7 +224,7 @@ static void annotation(struct pf_sink *s, const char *name, uint64_t v,
 
 static const char *const slice_cat[] = { "syscall", "call", "function",
                                          "lock", "lock", "signal", "irq",
-                                         "sched" };
+                                         "sched", "user" };
 
 static int pf_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
                     const struct fr_slice *sl)
@@ -231,7 +233,8 @@ static int pf_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
     unsigned char *te = event_start(s, c, TYPE_SLICE_BEGIN, t->uuid);
     pb_str(&s->e, F_TE_CATEGORIES, slice_cat[sl->kind]);
     pb_str(&s->e, F_TE_NAME, sl->name);
-    if (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL)
+    if (sl->kind == FR_SLICE_SYSCALL || sl->kind == FR_SLICE_CALL ||
+        (sl->kind == FR_SLICE_USER && sl->data != 0))
         annotation(s, "data", sl->data, 0);
     pb_close(&s->e, te);
     return pf_emit(s);
@@ -330,9 +333,58 @@ static int pf_loss(void *w, const struct fr_ctx *c, struct fr_track *t,
     return pf_emit(s);
 }
 
+/* Counter tracks of the program's counters: one per event id, named
+ * after it, announced at its first sample. */
+#define USER_COUNTER_UUID_BASE (UINT64_C(1) << 40)
+
+static int pf_value(void *w, const struct fr_ctx *c, struct fr_track *t,
+                    uint32_t event, int64_t value)
+{
+    struct pf_sink *s = w;
+    (void)t;
+    uint64_t uuid = USER_COUNTER_UUID_BASE + event;
+    if (!s->counter_announced[event]) {
+        s->counter_announced[event] = 1;
+        pkt_start(s, 0, 0);
+        unsigned char *td = pb_open(&s->e, F_PKT_TRACK_DESC);
+        pb_uint(&s->e, F_TD_UUID, uuid);
+        pb_str(&s->e, F_TD_NAME,
+               s->ms.base.src->event_name(s->ms.base.src->arg, event));
+        pb_uint(&s->e, F_TD_PARENT, PROCESS_UUID);
+        unsigned char *cd = pb_open(&s->e, F_TD_COUNTER);
+        pb_close(&s->e, cd);
+        pb_close(&s->e, td);
+        if (pf_emit(s) != 0)
+            return -1;
+    }
+    unsigned char *te = event_start(s, c, TYPE_COUNTER, uuid);
+    /* int64 on the wire: a negative value is its two's complement. */
+    pb_uint(&s->e, F_TE_COUNTER_VALUE, (uint64_t)value);
+    pb_close(&s->e, te);
+    return pf_emit(s);
+}
+
+/* A string event: an instant named after the event, the text as its
+ * "text" argument. */
+static int pf_text(void *w, const struct fr_ctx *c, struct fr_track *t,
+                   uint32_t event, const char *text, size_t len)
+{
+    struct pf_sink *s = w;
+    unsigned char *te = event_start(s, c, TYPE_INSTANT, t->uuid);
+    pb_str(&s->e, F_TE_NAME,
+           s->ms.base.src->event_name(s->ms.base.src->arg, event));
+    unsigned char *da = pb_open(&s->e, F_TE_DEBUG);
+    pb_str(&s->e, 10, "text");
+    pb_bytes(&s->e, 6, text, len < FLIGHTREC_STRING_MAX ? len
+                                                        : FLIGHTREC_STRING_MAX);
+    pb_close(&s->e, da);
+    pb_close(&s->e, te);
+    return pf_emit(s);
+}
+
 static const struct fr_model_ops pf_model_ops = {
     pf_track, pf_begin, pf_end, pf_instant, pf_counter, pf_switch,
-    pf_waking, pf_loss
+    pf_waking, pf_loss, pf_value, pf_text
 };
 
 static int process_descriptor(struct pf_sink *s, const char *name)

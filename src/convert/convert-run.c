@@ -38,12 +38,19 @@ static const char *thread_name(void *arg, int64_t tid)
     return flightrec_client_thread_name(arg, tid);
 }
 
+static uint32_t event_kind(void *arg, uint32_t event, int *begin)
+{
+    *begin = flightrec_client_span_begin(arg, event);
+    return flightrec_client_event_kind(arg, event);
+}
+
 static int begin(struct run *r)
 {
     r->begun = 1;
     r->src.info = flightrec_client_info(r->client);
     r->src.event_name = event_name;
     r->src.thread_name = thread_name;
+    r->src.event_kind = event_kind;
     r->src.arg = r->client;
     if (fr_sink_begin(r->sink, &r->src) != 0) {
         r->failed = 1;

@@ -28,6 +28,10 @@ struct fr_source {
     /* Last name given to a thread id (RTEMS THREAD_NAME), or NULL. */
     const char *(*thread_name)(void *arg, int64_t thread_id);
     void *arg;
+    /* What an event means: FLIGHTREC_EVENT_* (format.h); for a SPAN_END
+     * @a begin gets the begin id it closes, or -1 (innermost span).  NULL:
+     * every event is an instant. */
+    uint32_t (*event_kind)(void *arg, uint32_t event, int *begin);
 };
 
 struct fr_sink;

@@ -43,6 +43,11 @@ _Static_assert(offsetof(struct flightrec__control_page, filter) ==
                    sizeof(((struct flightrec__control_page *)0)->filter) ==
                        sizeof(((struct flightrec_region_hot *)0)->filter),
                "hot page: the filter in force at 0");
+_Static_assert(offsetof(struct flightrec_region_names, kind) ==
+                   FLIGHTREC_EVENT_COUNT * 4 * (1 + FLIGHTREC_REGION_EVENT_NAME_WORDS),
+               "region names: kinds after the names");
+_Static_assert(sizeof(struct flightrec_region_names) == 73728,
+               "region names are 73,728 bytes");
 _Static_assert(offsetof(struct flightrec_region_header, process_offset) == 112,
                "region header: process_offset at 112");
 _Static_assert(sizeof(struct flightrec_region_process) == 264,

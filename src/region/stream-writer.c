@@ -185,6 +185,8 @@ void frw_put_event_names(struct frw_sink *sink,
         for (size_t i = 0; i < FLIGHTREC_REGION_EVENT_NAME_WORDS; i++)
             words[i] = atomic_load_explicit(&names->words[event][i],
                                             memory_order_relaxed);
+        uint32_t kind = atomic_load_explicit(&names->kind[event],
+                                             memory_order_relaxed);
         if (seen != NULL)
             seen[event] = serial;
         size_t nwords = FLIGHTREC_REGION_EVENT_NAME_WORDS;
@@ -192,5 +194,9 @@ void frw_put_event_names(struct frw_sink *sink,
             nwords -= 2;
         frw_put_meta(sink, FLIGHTREC_EV_EVENT_NAME_ID, event);
         frw_put_name(sink, FLIGHTREC_EV_EVENT_NAME, words, nwords);
+        /* Instants (the default) say nothing: streams of programs that
+         * define no kinds stay as they were. */
+        if (kind != FLIGHTREC_EVENT_INSTANT)
+            frw_put_meta(sink, FLIGHTREC_EV_EVENT_KIND, kind);
     }
 }

@@ -9,13 +9,19 @@
 // bundle, so its own Trace Event importer is taken from the bundle and run
 // in a sandbox without a page.  Exit status 1 if a reader throws.
 //
-// usage: node check-json-viewers.mjs NODE_MODULES TRACE.json
+// With --detail, every slice each reader made, for exact checks:
+//   devtools slice TID NAME TS_NS+DUR_NS
+//   speedscope slice PROFILE NAME OPEN_NS..CLOSE_NS depth D
+//
+// usage: node check-json-viewers.mjs NODE_MODULES TRACE.json [--detail]
 import fs from 'node:fs';
 import path from 'node:path';
 import url from 'node:url';
 import vm from 'node:vm';
 
-const [modules, tracePath] = process.argv.slice(2);
+const [modules, tracePath, ...flags] = process.argv.slice(2);
+const detail = flags.includes('--detail');
+const details = [];
 const trace = JSON.parse(fs.readFileSync(tracePath, 'utf8'));
 
 function depthOf(node) {
@@ -47,6 +53,10 @@ async function devtools() {
     for (const [tid, thread] of proc.threads) {
       // Slices are the entries with a duration; instants are leaves too.
       const slices = thread.entries.filter(e => e.ph === 'X').length;
+      if (detail)
+        for (const e of thread.entries.filter(e => e.ph === 'X'))
+          details.push(`devtools slice ${tid} ${e.name} ` +
+                       `${Math.round(e.ts * 1000)}+${Math.round(e.dur * 1000)}`);
       let depth = 0;
       for (const root of thread.tree.roots) depth = Math.max(depth, depthOf(root));
       const nodes = [...thread.tree.roots].reduce((n, r) => n + countNodes(r), 0);
@@ -96,10 +106,20 @@ function speedscope() {
   const lines = [];
   for (const profile of group.profiles) {
     let slices = 0, depth = 0, deepest = 0;
-    profile.forEachCall(() => {
+    const open = [];
+    profile.forEachCall((node, value) => {
       slices++;
       deepest = Math.max(deepest, ++depth);
-    }, () => { depth--; });
+      open.push(value);
+    }, (node, value) => {
+      depth--;
+      const began = open.pop();
+      // speedscope keeps Trace Event times in microseconds.
+      if (detail)
+        details.push(`speedscope slice ${profile.getName()} ` +
+                     `${node.frame.name} ${Math.round(began * 1000)}..` +
+                     `${Math.round(value * 1000)} depth ${depth}`);
+    });
     lines.push(`speedscope ${profile.getName()}: slices ${slices}, ` +
                `depth ${deepest}`);
   }
@@ -110,7 +130,7 @@ function speedscope() {
 }
 
 try {
-  const lines = [...await devtools(), ...speedscope()];
+  const lines = [...await devtools(), ...speedscope(), ...details.sort()];
   process.stdout.write(lines.join('\n') + '\n');
 } catch (e) {
   process.stdout.write(`reader failed: ${e.stack}\n`);

@@ -15,8 +15,17 @@ schema (protoc --decode checks field numbers and wire types):
 Prints a summary for tests (the snapshot, and per track its name and
 slices), and exits 1 after printing each violation.
 
-usage: check-perfetto.py TRACE.pftrace
+With --detail it also prints every slice, counter value and instant with
+text, for tests that check exact names, times, depths and values:
+
+  slice TRACK NAME BEGIN..END depth D
+  counter TRACK TIME VALUE
+  instant TRACK NAME TIME text="TEXT"    (instants with a "text" argument,
+                                         the text as a JSON string)
+
+usage: check-perfetto.py TRACE.pftrace [--detail]
 """
+import json
 import sys
 
 # TracePacket fields in its `data` oneof (Perfetto's trace_packet.proto).
@@ -72,8 +81,26 @@ def first(msg, number, default=None):
     return default
 
 
+def signed64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def text_argument(event):
+    """The string value of a debug annotation named "text", or None."""
+    for n, _, ann in event:
+        if n != 4:
+            continue
+        ann = fields(ann)
+        if first(ann, 10) == b'text' and first(ann, 6) is not None:
+            return first(ann, 6).decode('utf-8', 'replace')
+    return None
+
+
 def main():
     data = open(sys.argv[1], 'rb').read()
+    detail = '--detail' in sys.argv[2:]
+    details = []
+    stacks = {}           # uuid -> [(name, begin)]
     problems = []
     described = {}        # uuid -> name
     counter_tracks = set()
@@ -159,6 +186,22 @@ def main():
             problems.append('%s: name iid %d not interned on sequence %d' %
                             (where, iid, seq))
         kind = first(event, 9, 0)
+        if detail and ts is not None:
+            track = described.get(uuid, '?')
+            name = first(event, 23)
+            name = name.decode('utf-8', 'replace') if name is not None else ''
+            if kind == SLICE_BEGIN:
+                stacks.setdefault(uuid, []).append((name, ts))
+            elif kind == SLICE_END and stacks.get(uuid):
+                began_name, began = stacks[uuid].pop()
+                details.append('slice %s %s %d..%d depth %d' % (
+                    track, began_name, began, ts, len(stacks[uuid])))
+            elif kind == COUNTER:
+                details.append('counter %s %d %d' % (
+                    track, ts, signed64(first(event, 30, 0))))
+            elif kind == INSTANT and text_argument(event) is not None:
+                details.append('instant %s %s %d text=%s' % (
+                    track, name, ts, json.dumps(text_argument(event))))
         if (kind == COUNTER) != (uuid in counter_tracks):
             problems.append('%s: event type %d on track %d' %
                             (where, kind, uuid))
@@ -184,6 +227,8 @@ def main():
     for uuid in sorted(described):
         print('track %d %s: slices %d' % (uuid, described[uuid],
                                           slices.get(uuid, 0)))
+    for line in details:
+        print(line)
     for problem in problems:
         print('check-perfetto:', problem)
     sys.exit(1 if problems else 0)

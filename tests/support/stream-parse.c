@@ -75,7 +75,16 @@ void sp_parse(struct sp_stream *s, const unsigned char *b, size_t len)
                              (event == FLIGHTREC_EV_EVENT_NAME &&
                               (last_event == FLIGHTREC_EV_EVENT_NAME_ID ||
                                last_event == FLIGHTREC_EV_EVENT_NAME));
+        uint32_t previous_event = last_event;
         last_event = event;
+        if (event == FLIGHTREC_EV_EVENT_KIND) {
+            /* Only right after a name record (docs/format.md, section 4). */
+            if (previous_event != FLIGHTREC_EV_EVENT_NAME_ID &&
+                previous_event != FLIGHTREC_EV_EVENT_NAME)
+                fail("EVENT_KIND not after a name record", off);
+            s->event_kinds[s->kind_target] = (uint32_t)data;
+            continue;
+        }
         if (continues_name) {
             append_chars(name_target, name_cap, data, data_bytes);
             continue;
@@ -96,6 +105,8 @@ void sp_parse(struct sp_stream *s, const unsigned char *b, size_t len)
                 fail("event name id", off);
             name_target = s->event_names[data];
             name_target[0] = '\0';
+            s->kind_target = (uint32_t)data;
+            s->event_kinds[data] = 0;
             name_cap = sizeof(s->event_names[0]);
             chunk = NULL;
             continue;

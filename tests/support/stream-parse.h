@@ -38,6 +38,8 @@ struct sp_stream {
     int64_t pid;
     uint64_t realtime;
     char event_names[1024][65];
+    uint32_t event_kinds[1024];  /* EVENT_KIND data after each name, 0 */
+    uint32_t kind_target;        /* the event of the last name record */
     size_t chunk_count;
     struct sp_chunk *chunks;
 };

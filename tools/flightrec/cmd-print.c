@@ -72,6 +72,7 @@ struct name_cache {
     const char *ptr;
     uint32_t raw_len;
     uint32_t len;
+    uint32_t kind;   /* FLIGHTREC_EVENT_* the stream defined */
     char text[NAME_TEXT_MAX];
 };
 
@@ -87,6 +88,17 @@ struct ring_cache {
     int short16;  /* the name ends within its first 16 bytes */
     char name[64];
     char text[PREFIX_MAX];
+};
+
+/* Open spans per ring (rings below SPAN_RINGS), for the duration an end
+ * shows: the decoder delivers each ring's records in order. */
+#define SPAN_RINGS 1024u
+#define SPAN_DEPTH 32u
+struct span_stack {
+    int64_t tid;             /* the owner the spans belong to */
+    uint32_t depth;
+    uint32_t event[SPAN_DEPTH];
+    uint64_t begin_ns[SPAN_DEPTH];
 };
 
 struct print_ctx {
@@ -106,6 +118,9 @@ struct print_ctx {
     struct cli_event_filter events;
     struct cli_thread_filter threads;
     struct name_cache names[FLIGHTREC_EVENT_COUNT];
+    struct span_stack *spans;   /* SPAN_RINGS, made at the first span */
+    int span_state;   /* the current end: 0 untracked, 1 matched, 2 none */
+    uint64_t span_ns; /* its duration when matched */
     struct ring_cache rings[RING_SLOTS];
     /* "S." for the whole seconds last printed: consecutive records mostly
      * share them. */
@@ -127,6 +142,7 @@ static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
         nc->ptr = n;
         nc->raw_len = (uint32_t)len;
         nc->len = (uint32_t)(cli_fmt_escaped(nc->text, n, len) - nc->text);
+        nc->kind = flightrec_client_event_kind(p->client, id);
     }
     return nc;
 }
@@ -299,11 +315,80 @@ static char *fmt_flags_json(char *q, uint32_t flags)
     return q;
 }
 
+/* Text between double quotes: escaped as names are, and '"' as \". */
+static char *fmt_quoted(char *q, const char *text, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] != '"')
+            continue;
+        q = cli_fmt_escaped(q, text + start, i - start);
+        if (i < len) {
+            *q++ = '\\';
+            *q++ = '"';
+        }
+        start = i + 1;
+    }
+    return q;
+}
+
+/* The value of a defined event after its name: " begin 0xD" (span
+ * begin), " end" (span end), " = V" (a counter, signed decimal), " \"TEXT\""
+ * (a string, escaped).  A counter's value is the writer's word: 32-bit
+ * streams sign-extend it. */
+static char *fmt_kind_text(struct print_ctx *p, char *q, uint32_t kind,
+                           const struct flightrec_record *r)
+{
+    switch (kind) {
+    case FLIGHTREC_EVENT_SPAN_BEGIN:
+        memcpy(q, " begin ", 7);
+        return cli_fmt_hex(q + 7, r->data);
+    case FLIGHTREC_EVENT_SPAN_END:
+        memcpy(q, " end", 4);
+        q += 4;
+        if (p->span_state == 1) {
+            memcpy(q, " after ", 7);
+            q = cli_fmt_u64(q + 7, p->span_ns / 1000000000u);
+            *q++ = '.';
+            q = cli_fmt_ns9(q, (uint32_t)(p->span_ns % 1000000000u));
+            memcpy(q, " s", 2);
+            q += 2;
+        } else if (p->span_state == 2) {
+            memcpy(q, " (no open span)", 15);
+            q += 15;
+        }
+        return q;
+    case FLIGHTREC_EVENT_COUNTER: {
+        uint64_t format = flightrec_client_info(p->client)->format;
+        int64_t v = FLIGHTREC_ITEM_SIZE(format) == 8 ? (int64_t)(int32_t)r->data
+                                                     : (int64_t)r->data;
+        memcpy(q, " = ", 3);
+        q += 3;
+        if (v < 0) {
+            *q++ = '-';
+            return cli_fmt_u64(q, 0 - (uint64_t)v);
+        }
+        return cli_fmt_u64(q, (uint64_t)v);
+    }
+    case FLIGHTREC_EVENT_STRING:
+        *q++ = ' ';
+        *q++ = '"';
+        if (r->text != NULL)
+            q = fmt_quoted(q, r->text, r->text_len);
+        *q++ = '"';
+        return q;
+    default:
+        *q++ = ' ';
+        return cli_fmt_hex(q, r->data);
+    }
+}
+
 static void write_text(struct print_ctx *p, const struct flightrec_record *r)
 {
     const struct ring_cache *rc = ring_prefix(p, r);
     struct name_cache *ev = NULL;
-    size_t need = 96 + PREFIX_MAX + NAME_TEXT_MAX + FIXED_COPY;
+    size_t need = 96 + PREFIX_MAX + NAME_TEXT_MAX + FIXED_COPY +
+                  4 * r->text_len;
 
     if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT))
         ev = event_name(p, r->event);
@@ -320,10 +405,13 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
     }
     *q++ = ' ';
     q = put_text(q, rc->text, rc->len);
-    if (FLIGHTREC_LIKELY(ev != NULL)) {
+    if (FLIGHTREC_LIKELY(ev != NULL && ev->kind == FLIGHTREC_EVENT_INSTANT)) {
         q = put_text(q, ev->text, ev->len);
         *q++ = ' ';
         q = cli_fmt_hex(q, r->data);
+    } else if (ev != NULL) {
+        q = put_text(q, ev->text, ev->len);
+        q = fmt_kind_text(p, q, ev->kind, r);
     } else {
         memcpy(q, "LOST ", 5);
         q = cli_fmt_u64(q + 5, r->loss_count);
@@ -418,7 +506,7 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
                        const struct flightrec_ring_info *ri, size_t tlen)
 {
     struct name_cache *ev = NULL;
-    size_t need = 320 + 6 * tlen;
+    size_t need = 320 + 6 * tlen + 6 * r->text_len;
 
     if (r->type == FLIGHTREC_RECORD_EVENT) {
         ev = event_name(p, r->event);
@@ -449,6 +537,10 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
         q = put_str(q, ",\"data\":\"");
         q = cli_fmt_hex(q, r->data);
         q = put_str(q, "\",\"kind\":\"event\",\"count\":1");
+        if (r->text != NULL) {
+            q = put_str(q, ",\"text\":");
+            q = cli_fmt_json(q, r->text, r->text_len);
+        }
     } else {
         q = put_str(q, ",\"event\":null,\"event_id\":null,\"data\":null,"
                        "\"kind\":\"");
@@ -495,6 +587,46 @@ static FLIGHTREC_COLD int start(struct print_ctx *p)
     return 0;
 }
 
+/* Pairs span ends with their begins (docs/format.md, "Event kinds"), on
+ * every record before the filters: an end shows how long its span took
+ * even when its begin is not printed. */
+static void track_span(struct print_ctx *p, const struct flightrec_record *r,
+                       uint32_t kind)
+{
+    p->span_state = 0;
+    if (r->ring >= SPAN_RINGS || (r->flags & FLIGHTREC_RECORD_UNTIMED))
+        return;
+    if (p->spans == NULL) {
+        p->spans = calloc(SPAN_RINGS, sizeof(*p->spans));
+        if (p->spans == NULL)
+            return;
+    }
+    struct span_stack *st = &p->spans[r->ring];
+    int64_t tid = r->ring_info != NULL ? r->ring_info->thread_id : -1;
+    if (st->tid != tid) { /* a reused ring: its new owner's spans */
+        st->tid = tid;
+        st->depth = 0;
+    }
+    if (kind == FLIGHTREC_EVENT_SPAN_BEGIN) {
+        if (st->depth < SPAN_DEPTH) {
+            st->event[st->depth] = r->event;
+            st->begin_ns[st->depth++] = r->time_ns;
+        }
+        return;
+    }
+    int begin = flightrec_client_span_begin(p->client, r->event);
+    uint32_t i = st->depth;
+    while (i > 0 && begin >= 0 && st->event[i - 1] != (uint32_t)begin)
+        i--;
+    if (i == 0) {
+        p->span_state = 2;
+        return;
+    }
+    p->span_state = 1;
+    p->span_ns = r->time_ns - st->begin_ns[i - 1];
+    st->depth = i - 1; /* spans opened inside it end with it */
+}
+
 static int on_record(const struct flightrec_record *r, void *arg)
 {
     struct print_ctx *p = arg;
@@ -506,6 +638,12 @@ static int on_record(const struct flightrec_record *r, void *arg)
     if (FLIGHTREC_UNLIKELY(!p->have_base) && !untimed) {
         p->have_base = 1;
         p->base_ns = r->time_ns;
+    }
+    if (r->type == FLIGHTREC_RECORD_EVENT) {
+        uint32_t kind = event_name(p, r->event)->kind;
+        if (FLIGHTREC_UNLIKELY(kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
+                               kind == FLIGHTREC_EVENT_SPAN_END))
+            track_span(p, r, kind);
     }
     /* The name filters see every record, also those outside --from/--to,
      * so that a term naming something in the stream is not reported as
@@ -752,6 +890,7 @@ out:
     cli_input_close(&in);
     flightrec_client_destroy(p->client);
     cli_out_free(&p->out);
+    free(p->spans);
     cli_event_filter_free(&p->events);
     cli_thread_filter_free(&p->threads);
     free(p);

@@ -473,7 +473,7 @@ static unsigned bucket_of(struct report *rp, uint64_t ns)
     if (!rp->chart_started) {
         rp->chart_started = 1;
         rp->origin_ns = ns;
-        rp->bucket_ns = 1024;
+        rp->bucket_ns = 1;
     }
     if (ns < rp->origin_ns)
         return 0; /* a late record */

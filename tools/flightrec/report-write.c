@@ -875,6 +875,8 @@ static void html_histogram(struct fr_out *o, const struct report *rp,
     for (unsigned k = lo; k <= hi; k++) {
         unsigned x = 10 + (k - lo) * bar;
         unsigned bh = (unsigned)((double)s->log2[k] * h / (double)peak);
+        if (bh == 0 && s->log2[k] != 0)
+            bh = 1; /* a value is there, however few */
         uint64_t from = k == 0 ? 0 : 1ull << (k - 1);
         fr_out_printf(o, "<rect x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" "
                       "class=bar><title>%s and up: %llu</title></rect>",
@@ -1005,8 +1007,12 @@ int report_write_html(struct report *rp, const char *path)
         return -1;
     }
     totals(rp, &tot);
+    /* The policy keeps the page self-contained in the browser too: any
+     * load from elsewhere would be refused (and logged). */
     fr_out_str(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
-                  "charset=\"utf-8\"><title>flightrec report: ");
+                  "charset=\"utf-8\"><meta http-equiv=\"Content-Security-"
+                  "Policy\" content=\"default-src 'none'; style-src "
+                  "'unsafe-inline'\"><title>flightrec report: ");
     html_text(o, rp->input_name ? rp->input_name : "");
     fr_out_printf(o, "</title><style>%s</style></head><body>\n", html_style);
     fr_out_str(o, "<h1>flightrec report: ");
@@ -1136,10 +1142,19 @@ int report_write_html(struct report *rp, const char *path)
     }
 
     /* Calls. */
-    fr_out_str(o, "\n<h2>Calls</h2>\n<table id=calls><tr><th>call</th>"
-                  "<th>fd</th><th>count</th><th>errors</th><th>bytes</th>");
-    html_series_head(o, "time");
-    fr_out_str(o, "</tr>\n");
+    size_t used_calls = 0;
+    for (size_t i = 0; i < rp->call_count; i++)
+        used_calls += rp->calls[i].latency.count != 0;
+    fr_out_printf(o, "\n<h2>Calls: %zu</h2>\n", used_calls);
+    if (used_calls == 0)
+        fr_out_str(o, "<p>No I/O or system calls recorded.</p>\n");
+    else
+        fr_out_str(o, "<table id=calls><tr><th>call</th><th>fd</th>"
+                      "<th>count</th><th>errors</th><th>bytes</th>");
+    if (used_calls) {
+        html_series_head(o, "time");
+        fr_out_str(o, "</tr>\n");
+    }
     for (size_t i = 0; i < rp->call_count; i++) {
         struct rp_call *c = &rp->calls[i];
         if (c->latency.count == 0)
@@ -1166,7 +1181,8 @@ int report_write_html(struct report *rp, const char *path)
         }
         free(fds);
     }
-    fr_out_str(o, "</table>\n");
+    if (used_calls)
+        fr_out_str(o, "</table>\n");
     for (size_t i = 0, shown = 0; i < rp->call_count && shown < 8; i++) {
         if (rp->calls[i].latency.count == 0)
             continue;

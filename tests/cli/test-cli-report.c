@@ -1,0 +1,804 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * flightrec report, end to end: recordings with known contents (built item
+ * by item with stream-vector at 1 GHz, so that a tick is a nanosecond, and
+ * one recorded from a real program with `flightrec record`), the real
+ * command, and exact figures: in the text, in the JSON (read back by
+ * python3's json), and in the HTML page as headless Chromium renders it.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "stream-vector.h"
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <flightrec/events.h>
+
+#ifndef FLIGHTREC_BIN
+#error "FLIGHTREC_BIN must name the flightrec program"
+#endif
+#ifndef CLI_TEST_DIR
+#error "CLI_TEST_DIR must name a scratch directory"
+#endif
+
+/*=====   Running   =====*/
+
+struct run {
+    int status;
+    char *out;
+    char *err;
+};
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+
+    CHECK(f != NULL && buf != NULL);
+    for (;;) {
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (len + 1 < cap)
+            break;
+        cap *= 2;
+        buf = realloc(buf, cap);
+        CHECK(buf != NULL);
+    }
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void scratch_into(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/report-%ld-%s", CLI_TEST_DIR, (long)getpid(),
+             name);
+}
+
+/* A path in the scratch directory, valid for the next 31 calls. */
+static const char *scratch(const char *name)
+{
+    static char paths[32][600];
+    static int next;
+    char *p = paths[next++ % 32];
+
+    scratch_into(p, sizeof paths[0], name);
+    return p;
+}
+
+/* Runs argv[0] with the other arguments; stdin from @a in (or
+ * /dev/null). */
+static void run_argv(struct run *r, const char *in, const char *const *argv)
+{
+    char out_path[700], err_path[700];
+
+    scratch_into(out_path, sizeof out_path, "stdout");
+    scratch_into(err_path, sizeof err_path, "stderr");
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int i = open(in ? in : "/dev/null", O_RDONLY);
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (i < 0 || o < 0 || e < 0)
+            _exit(126);
+        dup2(i, 0);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], (char *const *)argv);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        CHECK(errno == EINTR);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r->out = slurp(out_path);
+    r->err = slurp(err_path);
+    unlink(out_path);
+    unlink(err_path);
+}
+
+#define REPORT(r, ...) \
+    do { \
+        const char *const argv_[] = { FLIGHTREC_BIN, "report", __VA_ARGS__, \
+                                      NULL }; \
+        run_argv((r), NULL, argv_); \
+    } while (0)
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+
+    CHECK(f != NULL);
+    CHECK(fwrite(buf, 1, len, f) == len);
+    CHECK(fclose(f) == 0);
+}
+
+/* Evaluates the Python expression @a expr over the JSON document @a json
+ * (as d) with python3's own json module; returns what it prints. */
+static char *py_json(const char *json, const char *expr)
+{
+    char doc[700], script[700];
+    scratch_into(doc, sizeof doc, "doc.json");
+    scratch_into(script, sizeof script, "check.py");
+    FILE *f = fopen(script, "w");
+
+    write_file(doc, json, strlen(json));
+    CHECK(f != NULL);
+    fprintf(f, "import json, sys\n"
+               "d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+               "print(%s)\n", expr);
+    CHECK(fclose(f) == 0);
+    const char *const argv[] = { "python3", script, doc, NULL };
+    struct run r;
+    run_argv(&r, NULL, argv);
+    if (r.status != 0)
+        TEST_FAIL("python3 failed on %s: %s", expr, r.err);
+    size_t n = strlen(r.out);
+    if (n > 0 && r.out[n - 1] == '\n')
+        r.out[n - 1] = '\0';
+    free(r.err);
+    unlink(doc);
+    unlink(script);
+    return r.out;
+}
+
+#define CHECK_PY(json, expr, want) \
+    do { \
+        char *got_ = py_json((json), (expr)); \
+        if (strcmp(got_, (want)) != 0) \
+            TEST_FAIL("%s: got '%s', want '%s'", (expr), got_, (want)); \
+        free(got_); \
+    } while (0)
+
+static int contains(const char *s, const char *part)
+{
+    return strstr(s, part) != NULL;
+}
+
+#define CHECK_HAS(s, part) \
+    do { \
+        if (!contains((s), (part))) \
+            TEST_FAIL("'%s' not found in:\n%s", (part), (s)); \
+    } while (0)
+
+/*=====   Recordings with known contents   =====*/
+
+#define MASK22 ((1u << 22) - 1u)
+
+/* An item at absolute time @a t (ns at 1 GHz), after an uptime pair so
+ * that any time works. */
+static void at(struct fr_vec *v, uint64_t t, uint32_t event, uint64_t data)
+{
+    fr_vec_uptime(v, (uint32_t)(t & MASK22), t);
+    fr_vec_item(v, (uint32_t)(t & MASK22), event, data);
+}
+
+/* A further item with the same time as the previous one (ARG_n, ERRNO). */
+static void same(struct fr_vec *v, uint64_t t, uint32_t event, uint64_t data)
+{
+    fr_vec_item(v, (uint32_t)(t & MASK22), event, data);
+}
+
+static void start(struct fr_vec *v, uint32_t rings)
+{
+    fr_vec_init(v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(v, 1000000000u, rings, 1024, 42,
+                            1700000000000000000ull);
+}
+
+static const char *save(struct fr_vec *v, const char *name)
+{
+    const char *path = scratch(name);
+    write_file(path, v->buf, v->len);
+    fr_vec_free(v);
+    return path;
+}
+
+#define LOCK_A 0x1000u
+
+/*
+ * One mutex, two threads.  alpha (100) waits 10 ns and 5 ns and holds
+ * 4,990 ns and 9,995 ns; beta (101) waits 3,020 ns (contended) and holds
+ * 2,000 ns, fails a trylock, then takes it with a trylock (no wait) and
+ * holds 1,000 ns.
+ */
+static const char *lock_file(void)
+{
+    struct fr_vec v;
+
+    start(&v, 2);
+    fr_vec_flightrec_chunk(&v, 0, 100, "alpha", 0, 0, 0, 0);
+    at(&v, 10000, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, LOCK_A);
+    at(&v, 10010, FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+    at(&v, 15000, FLIGHTREC_EV_MUTEX_UNLOCK, LOCK_A);
+    at(&v, 20000, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, LOCK_A);
+    at(&v, 20005, FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+    at(&v, 30000, FLIGHTREC_EV_MUTEX_UNLOCK, LOCK_A);
+    fr_vec_flightrec_chunk(&v, 1, 101, "beta", 0, 0, 0, 0);
+    at(&v, 12000, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, LOCK_A);
+    at(&v, 15020, FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+    at(&v, 17020, FLIGHTREC_EV_MUTEX_UNLOCK, LOCK_A);
+    at(&v, 25000, FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, LOCK_A);
+    at(&v, 40000, FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+    at(&v, 41000, FLIGHTREC_EV_MUTEX_UNLOCK, LOCK_A);
+    return save(&v, "locks.rec");
+}
+
+TEST(locks_exact)
+{
+    const char *path = lock_file();
+    struct run r;
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_EQ_S(r.err, "");
+    CHECK_PY(r.out, "len(d['locks'])", "1");
+    CHECK_PY(r.out, "d['contended_threshold_ns']", "1000");
+    CHECK_PY(r.out, "[d['locks'][0][k] for k in ('address', 'kind', "
+             "'acquisitions', 'contended', 'trylock_failures', 'unwaited')]",
+             "['0x1000', 'mutex', 4, 2, 1, 1]");
+    CHECK_PY(r.out, "d['locks'][0]['contended_share']", "0.4");
+    CHECK_PY(r.out, "[d['locks'][0]['wait_ns'][k] for k in ('count', "
+             "'total', 'min', 'p50', 'p99', 'max', 'exact')]",
+             "[3, 3035, 5, 10, 3020, 3020, True]");
+    CHECK_PY(r.out, "[d['locks'][0]['hold_ns'][k] for k in ('count', "
+             "'total', 'min', 'p50', 'p99', 'max')]",
+             "[4, 17985, 1000, 2000, 9995, 9995]");
+    CHECK_PY(r.out, "[(t['tid'], t['name'], t['acquisitions'], "
+             "t['contended'], t['wait_ns'], t['hold_ns']) for t in "
+             "d['locks'][0]['threads']]",
+             "[(100, 'alpha', 2, 0, 15, 14985), "
+             "(101, 'beta', 2, 2, 3020, 3000)]");
+    /* Histogram over powers of two: 5 in [4, 8), 10 in [8, 16), 3,020 in
+     * [2048, 4096). */
+    CHECK_PY(r.out, "d['locks'][0]['wait_ns']['histogram']",
+             "[[4, 1], [8, 1], [2048, 1]]");
+    CHECK_PY(r.out, "(d['lossy'], d['lower_bounds'], d['error'])",
+             "(False, [], None)");
+    run_free(&r);
+
+    /* The same figures as text, aligned, with units. */
+    REPORT(&r, path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_HAS(r.out, "locks: 1 (contended: a wait over 1.00 \xc2\xb5s, or a "
+              "failed trylock)\n");
+    CHECK_HAS(r.out, "\naddress           kind                acquired "
+              "contended  share  wait total   wait p50   wait p99   wait max  "
+              "hold total   hold p50   hold p99   hold max  threads\n"
+              "0x1000            mutex                      4         2  "
+              "40.0%     3.04 \xc2\xb5s      10 ns    3.02 \xc2\xb5s    "
+              "3.02 \xc2\xb5s    17.98 \xc2\xb5s    2.00 \xc2\xb5s    "
+              "9.99 \xc2\xb5s    9.99 \xc2\xb5s  100 (alpha), "
+              "101 (beta)\n");
+    CHECK(!contains(r.out, "LOSSY"));
+    run_free(&r);
+
+    /* The threshold is the user's: at 10 ns beta's wait and alpha's first
+     * (10 ns is not over 10 ns) give 2 + 1 failure. */
+    REPORT(&r, "--json", "--contended=0.000000009", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_PY(r.out, "(d['locks'][0]['contended'], "
+             "d['contended_threshold_ns'])", "(3, 9)");
+    run_free(&r);
+}
+
+/*
+ * Allocations of every kind on one thread; what is left at the end is
+ * calloc(4, 25), the realloc'd block (300) and posix_memalign's 512.
+ */
+static const char *heap_file(void)
+{
+    struct fr_vec v;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_MALLOC_ENTRY, 100);
+    at(&v, 1010, FLIGHTREC_EV_MALLOC_EXIT, 0xa000);
+    at(&v, 1100, FLIGHTREC_EV_MALLOC_ENTRY, 100);
+    at(&v, 1110, FLIGHTREC_EV_MALLOC_EXIT, 0xb000);
+    at(&v, 1200, FLIGHTREC_EV_CALLOC_ENTRY, 4);
+    same(&v, 1200, FLIGHTREC_EV_ARG_1, 25);
+    at(&v, 1210, FLIGHTREC_EV_CALLOC_EXIT, 0xc000);
+    at(&v, 1300, FLIGHTREC_EV_REALLOC_ENTRY, 0xa000);
+    same(&v, 1300, FLIGHTREC_EV_ARG_1, 300);
+    at(&v, 1310, FLIGHTREC_EV_REALLOC_EXIT, 0xd000);
+    at(&v, 1400, FLIGHTREC_EV_FREE_ENTRY, 0xb000);
+    at(&v, 1401, FLIGHTREC_EV_FREE_EXIT, 0);
+    at(&v, 1500, FLIGHTREC_EV_POSIX_MEMALIGN_ENTRY, 64);
+    same(&v, 1500, FLIGHTREC_EV_ARG_2, 512);
+    at(&v, 1510, FLIGHTREC_EV_POSIX_MEMALIGN_EXIT, 0xe000);
+    same(&v, 1510, FLIGHTREC_EV_RETURN_0, 0);
+    at(&v, 1600, FLIGHTREC_EV_ALIGNED_ALLOC_ENTRY, 32);
+    same(&v, 1600, FLIGHTREC_EV_ARG_1, 64);
+    at(&v, 1610, FLIGHTREC_EV_ALIGNED_ALLOC_EXIT, 0xf000);
+    at(&v, 1700, FLIGHTREC_EV_FREE_ENTRY, 0xf000);
+    at(&v, 1800, FLIGHTREC_EV_MMAP_ENTRY, 8192);
+    same(&v, 1800, FLIGHTREC_EV_ARG_4, UINT64_MAX);
+    at(&v, 1810, FLIGHTREC_EV_MMAP_EXIT, 0x100000);
+    at(&v, 1900, FLIGHTREC_EV_MMAP_ENTRY, 4096);
+    same(&v, 1900, FLIGHTREC_EV_ARG_4, 3);
+    at(&v, 1910, FLIGHTREC_EV_MMAP_EXIT, 0x200000);
+    at(&v, 2000, FLIGHTREC_EV_PAGE_FREE, 0x100000);
+    same(&v, 2000, FLIGHTREC_EV_ARG_1, 8192);
+    at(&v, 2100, FLIGHTREC_EV_FREE_ENTRY, 0x9999);
+    at(&v, 2200, FLIGHTREC_EV_MALLOC_ENTRY, 50);
+    at(&v, 2210, FLIGHTREC_EV_MALLOC_EXIT, 0);
+    return save(&v, "heap.rec");
+}
+
+TEST(heap_exact)
+{
+    const char *path = heap_file();
+    struct run r;
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_EQ_S(r.err, "");
+    CHECK_PY(r.out, "[d['heap'][k] for k in ('in_use_bytes', "
+             "'live_allocations', 'peak_bytes', 'peak_ns', 'frees', "
+             "'unknown_frees', 'failed', 'file_mappings')]",
+             "[912, 3, 9104, 1810, 4, 1, 1, 1]");
+    CHECK_PY(r.out, "d['heap']['calls']",
+             "{'malloc': 3, 'calloc': 1, 'realloc': 1, 'posix_memalign': 1, "
+             "'aligned_alloc': 1, 'mmap': 2}");
+    CHECK_PY(r.out, "d['heap']['live_by_size']",
+             "[{'size': 512, 'count': 1, 'bytes': 512}, "
+             "{'size': 300, 'count': 1, 'bytes': 300}, "
+             "{'size': 100, 'count': 1, 'bytes': 100}]");
+    CHECK_PY(r.out, "d['heap']['live_by_call']",
+             "[{'call': 'calloc', 'count': 1, 'bytes': 100}, "
+             "{'call': 'realloc', 'count': 1, 'bytes': 300}, "
+             "{'call': 'posix_memalign', 'count': 1, 'bytes': 512}]");
+    /* Samples: the largest value of each interval and the last; the first
+     * is the first allocation, the last the end value. */
+    CHECK_PY(r.out, "d['heap']['samples']['points'][0][1:]", "[100, 100]");
+    CHECK_PY(r.out, "d['heap']['samples']['points'][-1][2]", "912");
+    CHECK_PY(r.out, "max(p[1] for p in d['heap']['samples']['points'])",
+             "9104");
+    run_free(&r);
+
+    REPORT(&r, path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_HAS(r.out, "heap: in use at end 912 B in 3 allocations; peak "
+              "8.9 KiB at 0.000001810 s\n");
+    CHECK_HAS(r.out, "  still allocated, by size:\n"
+              "          size     count       bytes\n"
+              "           512         1       512 B\n"
+              "           300         1       300 B\n"
+              "           100         1       100 B\n");
+    run_free(&r);
+}
+
+/* Leaks of one size many times over: grouped by size, counted. */
+TEST(heap_leak_by_count)
+{
+    struct fr_vec v;
+    struct run r;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
+    for (unsigned i = 0; i < 40; i++) {
+        uint64_t t = 1000 + 100 * (uint64_t)i;
+        at(&v, t, FLIGHTREC_EV_MALLOC_ENTRY, i % 4 == 0 ? 48 : 16);
+        at(&v, t + 10, FLIGHTREC_EV_MALLOC_EXIT, 0x10000 + 0x100 * i);
+        if (i % 2 == 1)
+            at(&v, t + 20, FLIGHTREC_EV_FREE_ENTRY, 0x10000 + 0x100 * i);
+    }
+    const char *path = save(&v, "leak.rec");
+    /* Even i stay: 10 of 48 bytes (i % 4 == 0), 10 of 16. */
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_PY(r.out, "d['heap']['live_by_size']",
+             "[{'size': 48, 'count': 10, 'bytes': 480}, "
+             "{'size': 16, 'count': 10, 'bytes': 160}]");
+    CHECK_PY(r.out, "(d['heap']['in_use_bytes'], "
+             "d['heap']['live_allocations'], d['heap']['frees'])",
+             "(640, 20, 20)");
+    run_free(&r);
+}
+
+/* Calls with known latencies, per call and per fd. */
+static const char *io_file(void)
+{
+    struct fr_vec v;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_READ_ENTRY, 3);
+    same(&v, 1000, FLIGHTREC_EV_ARG_2, 100);
+    at(&v, 1500, FLIGHTREC_EV_READ_EXIT, 100);
+    at(&v, 2000, FLIGHTREC_EV_READ_ENTRY, 3);
+    at(&v, 4000, FLIGHTREC_EV_READ_EXIT, 50);
+    at(&v, 5000, FLIGHTREC_EV_READ_ENTRY, 4);
+    at(&v, 5300, FLIGHTREC_EV_READ_EXIT, UINT64_MAX);
+    same(&v, 5300, FLIGHTREC_EV_ERRNO, 9);
+    at(&v, 6000, FLIGHTREC_EV_WRITE_ENTRY, 1);
+    at(&v, 7000, FLIGHTREC_EV_WRITE_EXIT, 10);
+    at(&v, 8000, FLIGHTREC_EV_OPEN_ENTRY, 0);
+    at(&v, 8700, FLIGHTREC_EV_OPEN_EXIT, 5);
+    at(&v, 9000, FLIGHTREC_EV_POLL_ENTRY, 2);
+    at(&v, 19000, FLIGHTREC_EV_POLL_EXIT, 1);
+    /* An exit whose entry the trace does not have. */
+    at(&v, 20000, FLIGHTREC_EV_CLOSE_EXIT, 0);
+    return save(&v, "io.rec");
+}
+
+TEST(io_exact)
+{
+    const char *path = io_file();
+    struct run r;
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_PY(r.out, "[c['call'] for c in d['calls']]",
+             "['poll', 'read', 'write', 'open']");
+    CHECK_PY(r.out, "[(c['latency_ns']['count'], c['latency_ns']['total'], "
+             "c['latency_ns']['min'], c['latency_ns']['p50'], "
+             "c['latency_ns']['p99'], c['latency_ns']['max'], c['errors'], "
+             "c['bytes']) for c in d['calls']]",
+             "[(1, 10000, 10000, 10000, 10000, 10000, 0, 0), "
+             "(3, 2800, 300, 500, 2000, 2000, 1, 150), "
+             "(1, 1000, 1000, 1000, 1000, 1000, 0, 10), "
+             "(1, 700, 700, 700, 700, 700, 0, 0)]");
+    CHECK_PY(r.out, "[(f['fd'], f['latency_ns']['count'], "
+             "f['latency_ns']['total'], f['errors'], f['bytes']) for f in "
+             "d['calls'][1]['fds']]", "[(3, 2, 2500, 0, 150), "
+             "(4, 1, 300, 1, 0)]");
+    CHECK_PY(r.out, "(d['calls'][0]['fds'], d['calls'][3]['fds'][0]['fd'])",
+             "([], 5)");
+    CHECK_PY(r.out, "d['unpaired']", "{'exits': 1, 'calls': 0, "
+             "'span_ends': 0, 'spans_too_deep': 0}");
+    run_free(&r);
+
+    REPORT(&r, path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_HAS(r.out, "\ncalls: 4\n"
+              "call            fd     count  errors       bytes  time total"
+              "   time p50   time p99   time max\n"
+              "poll           all         1       0           -    10.00 "
+              "\xc2\xb5s   10.00 \xc2\xb5s   10.00 \xc2\xb5s   10.00 "
+              "\xc2\xb5s\n"
+              "read           all         3       1       150 B     2.80 "
+              "\xc2\xb5s     500 ns    2.00 \xc2\xb5s    2.00 \xc2\xb5s\n"
+              "                 3         2       0       150 B     2.50 "
+              "\xc2\xb5s     500 ns    2.00 \xc2\xb5s    2.00 \xc2\xb5s\n"
+              "                 4         1       1         0 B      300 ns"
+              "     300 ns     300 ns     300 ns\n"
+              "write          all         1       0        10 B     1.00 "
+              "\xc2\xb5s    1.00 \xc2\xb5s    1.00 \xc2\xb5s    1.00 "
+              "\xc2\xb5s\n");
+    run_free(&r);
+}
+
+/*
+ * A lossy trace: alpha's chunk ends inside a lock wait, the next chunk
+ * says 7 items were overwritten.  The wait is cut (not measured), and the
+ * report says first that the trace is lossy.
+ */
+TEST(lossy_trace)
+{
+    struct fr_vec v;
+    struct run r;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "alpha", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, LOCK_A);
+    at(&v, 1100, FLIGHTREC_EV_READ_ENTRY, 3);
+    fr_vec_flightrec_chunk(&v, 0, 100, "alpha", 0, 9, 7, 0);
+    at(&v, 5000, FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+    at(&v, 6000, FLIGHTREC_EV_MUTEX_UNLOCK, LOCK_A);
+    at(&v, 6500, FLIGHTREC_EV_READ_EXIT, 10);
+    const char *path = save(&v, "lossy.rec");
+
+    REPORT(&r, path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_HAS(r.out, "flightrec report: ");
+    const char *second = strchr(r.out, '\n');
+    CHECK(second != NULL);
+    if (strncmp(second + 1, "LOSSY TRACE: 7 items lost (overflow 7, discard "
+                "0, missing 0) on 1 ring.\n  Counts and totals below are "
+                "lower bounds;", 103) != 0)
+        TEST_FAIL("no loss warning at the top:\n%s", r.out);
+    run_free(&r);
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_PY(r.out, "(d['lossy'], d['lost']['overflow'], "
+             "d['lost']['rings'])", "(True, 7, [{'ring': 0, 'context': 0, "
+             "'tid': 100, 'overflow': 7, 'discard': 0, 'missing': 0}])");
+    CHECK_PY(r.out, "d['lower_bounds']",
+             "['locks', 'calls', 'threads', 'spans', 'heap']");
+    /* The wait across the loss is not measured; the hold after it is. */
+    CHECK_PY(r.out, "[d['locks'][0][k] for k in ('acquisitions', "
+             "'unwaited')] + [d['locks'][0]['wait_ns']['count'], "
+             "d['locks'][0]['hold_ns']['total']]", "[1, 1, 0, 1000]");
+    CHECK_PY(r.out, "(d['calls'], d['unpaired']['calls'], "
+             "d['unpaired']['exits'])", "([], 1, 1)");
+    run_free(&r);
+}
+
+/* Spans from FUNCTION_ENTRY / FUNCTION_EXIT, nested. */
+TEST(spans_nested)
+{
+    struct fr_vec v;
+    struct run r;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_FUNCTION_ENTRY, 0x1000);
+    at(&v, 1200, FLIGHTREC_EV_FUNCTION_ENTRY, 0x2000);
+    at(&v, 1500, FLIGHTREC_EV_FUNCTION_EXIT, 0x2000);
+    at(&v, 2000, FLIGHTREC_EV_FUNCTION_EXIT, 0x1000);
+    at(&v, 3000, FLIGHTREC_EV_FUNCTION_ENTRY, 0x2000);
+    at(&v, 3100, FLIGHTREC_EV_FUNCTION_EXIT, 0x2000);
+    at(&v, 3200, FLIGHTREC_EV_FUNCTION_EXIT, 0x3000);
+    const char *path = save(&v, "spans.rec");
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_PY(r.out, "[(s['name'], s['duration_ns']['count'], "
+             "s['duration_ns']['total'], s['duration_ns']['p50'], "
+             "s['duration_ns']['max']) for s in d['spans']]",
+             "[('function 0x1000', 1, 1000, 1000, 1000), "
+             "('function 0x2000', 2, 400, 100, 300)]");
+    CHECK_PY(r.out, "d['unpaired']['span_ends']", "1");
+    run_free(&r);
+}
+
+/* CPU time and switches of a thread whose switches were recorded. */
+TEST(threads_cpu)
+{
+    struct fr_vec v;
+    struct run r;
+
+    start(&v, 2);
+    fr_vec_flightrec_chunk(&v, 0, 100, "busy", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, 1);
+    at(&v, 3000, FLIGHTREC_EV_THREAD_SWITCH_OUT, 1);
+    at(&v, 5000, FLIGHTREC_EV_THREAD_SWITCH_IN, 0);
+    at(&v, 5500, FLIGHTREC_EV_THREAD_SWITCH_OUT, 0);
+    fr_vec_flightrec_chunk(&v, 1, 101, "idle", 0, 0, 0, 0);
+    at(&v, 2000, FLIGHTREC_USER(0), 1);
+    at(&v, 2500, FLIGHTREC_USER(0), 2);
+    at(&v, 9000, FLIGHTREC_USER(0), 3);
+    const char *path = save(&v, "cpu.rec");
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_PY(r.out, "[(t['tid'], t['name'], t['events'], t['first_ns'], "
+             "t['last_ns'], t['switches'], t['cpu_ns']) for t in "
+             "d['threads']]", "[(100, 'busy', 4, 1000, 5500, 2, 2500), "
+             "(101, 'idle', 3, 2000, 9000, 0, 0)]");
+    run_free(&r);
+    REPORT(&r, path);
+    CHECK_HAS(r.out, "\nthreads: 2\n"
+              "       tid  name                events      first s       "
+              "last s  switches        cpu\n"
+              "       100  busy                     4  0.000001000  "
+              "0.000005500         2    2.50 \xc2\xb5s\n");
+    run_free(&r);
+}
+
+/* Names from the stream reach neither the terminal nor the page raw. */
+TEST(names_escaped)
+{
+    struct fr_vec v;
+    struct run r;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "<b>\x1b[31mx&", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, LOCK_A);
+    at(&v, 1010, FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+    const char *path = save(&v, "names.rec");
+    const char *html = scratch("names.html");
+
+    REPORT(&r, "--html", html, path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK(!contains(r.out, "\x1b"));
+    CHECK_HAS(r.out, "100 (<b>\\e[31mx&)\n");
+    run_free(&r);
+    char *page = slurp(html);
+    CHECK(!contains(page, "\x1b"));
+    CHECK(!contains(page, "<b>\\e"));
+    CHECK_HAS(page, "100 (&lt;b&gt;\\e[31mx&amp;)");
+    free(page);
+    unlink(html);
+}
+
+/*=====   Bad input, output files   =====*/
+
+TEST(truncated_input)
+{
+    struct fr_vec v;
+    struct run r;
+
+    start(&v, 1);
+    fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_READ_ENTRY, 3);
+    at(&v, 1400, FLIGHTREC_EV_READ_EXIT, 1);
+    at(&v, 2000, FLIGHTREC_EV_READ_ENTRY, 3);
+    v.len -= 5; /* ends inside the last item */
+    const char *path = save(&v, "trunc.rec");
+    const char *html = scratch("trunc.html");
+
+    REPORT(&r, "--json", "--html", html, path);
+    CHECK_EQ_I(r.status, 1);
+    CHECK_HAS(r.err, "flightrec report: ");
+    CHECK_HAS(r.err, "stream ends inside an item");
+    /* What came before the error is reported, and says so. */
+    CHECK_PY(r.out, "(d['calls'][0]['call'], "
+             "d['calls'][0]['latency_ns']['total'])", "('read', 400)");
+    CHECK_PY(r.out, "'stream ends inside an item' in d['error']", "True");
+    char *page = slurp(html);
+    CHECK_HAS(page, "id=input-error");
+    free(page);
+    unlink(html);
+    run_free(&r);
+
+    REPORT(&r, scratch("does-not-exist.rec"));
+    CHECK_EQ_I(r.status, 1);
+    CHECK_HAS(r.err, "flightrec report: cannot open '");
+    CHECK_EQ_S(r.out, "");
+    run_free(&r);
+
+    REPORT(&r, "--contended=x", path);
+    CHECK_EQ_I(r.status, 2);
+    CHECK_HAS(r.err, "flightrec report: bad time 'x'");
+    run_free(&r);
+}
+
+TEST(html_file)
+{
+    const char *path = lock_file();
+    const char *html = scratch("out.html");
+    char missing[700];
+    struct stat st;
+    struct run r;
+
+    /* An existing file is replaced, with mode 0600. */
+    write_file(html, "old", 3);
+    CHECK(chmod(html, 0644) == 0);
+    REPORT(&r, "--html", html, path);
+    CHECK_EQ_I(r.status, 0);
+    run_free(&r);
+    CHECK(stat(html, &st) == 0);
+    CHECK_EQ_U(st.st_mode & 0777, 0600);
+    char *page = slurp(html);
+    CHECK(strncmp(page, "<!DOCTYPE html>", 15) == 0);
+    CHECK_HAS(page, "</body></html>\n");
+    /* Self-contained: nothing loads from elsewhere. */
+    CHECK(!contains(page, "<script"));
+    CHECK(!contains(page, "src="));
+    CHECK(!contains(page, "href="));
+    CHECK(!contains(page, "url("));
+    free(page);
+    unlink(html);
+
+    /* A page that cannot be written: a message, status 1, no file and no
+     * temporary file left. */
+    snprintf(missing, sizeof missing, "%s", scratch("no-such-dir/x.html"));
+    REPORT(&r, "--html", missing, path);
+    CHECK_EQ_I(r.status, 1);
+    CHECK_HAS(r.err, "flightrec report: cannot write '");
+    run_free(&r);
+    CHECK(access(missing, F_OK) != 0);
+
+    /* An empty name is refused before anything is read. */
+    REPORT(&r, "--html", "", path);
+    CHECK_EQ_I(r.status, 2);
+    CHECK_HAS(r.err, "--html needs a file name");
+    run_free(&r);
+}
+
+/*=====   In a browser   =====*/
+
+/* Headless Chromium loads the page from a file with no network: no
+ * console message (the page's own CSP refuses anything not inline, and
+ * Chromium logs such a refusal as a console error), and the DOM holds the
+ * known figures. */
+static void chromium_check(const char *html, const char *const *want,
+                           size_t nwant)
+{
+    char url[800], profile[700], dom_path[700];
+    struct run r;
+
+    snprintf(url, sizeof url, "file://%s", html);
+    snprintf(profile, sizeof profile, "%s", scratch("chromium-profile"));
+    char flag_profile[760];
+    snprintf(flag_profile, sizeof flag_profile, "--user-data-dir=%s",
+             profile);
+    const char *const argv[] = {
+        "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+        "--no-first-run", "--disable-extensions", "--enable-logging=stderr",
+        "--v=0", "--virtual-time-budget=2000", flag_profile, "--dump-dom",
+        url, NULL,
+    };
+    if (access("/usr/bin/chromium", X_OK) != 0)
+        TEST_FAIL("chromium is not installed (Debian package 'chromium'; "
+                  "scripts/install-deps.sh test installs it)");
+    run_argv(&r, NULL, argv);
+    snprintf(dom_path, sizeof dom_path, "%s", scratch("dom.html"));
+    write_file(dom_path, r.out, strlen(r.out));
+    if (r.status != 0)
+        TEST_FAIL("chromium exited with %d: %s", r.status, r.err);
+    if (contains(r.err, "CONSOLE") || contains(r.err, "Refused") ||
+        contains(r.err, "Uncaught"))
+        TEST_FAIL("console messages loading %s:\n%s", html, r.err);
+    /* The DOM as the browser built it: all of it arrived. */
+    CHECK_HAS(r.out, "</table>");
+    for (size_t i = 0; i < nwant; i++)
+        CHECK_HAS(r.out, want[i]);
+    unlink(dom_path);
+    run_free(&r);
+    const char *const rm[] = { "rm", "-rf", profile, NULL };
+    run_argv(&r, NULL, rm);
+    run_free(&r);
+}
+
+TEST(html_in_chromium)
+{
+    const char *locks = lock_file();
+    const char *heap = heap_file();
+    const char *io = io_file();
+    const char *html = scratch("chromium.html");
+    struct run r;
+
+    REPORT(&r, "--html", html, locks);
+    CHECK_EQ_I(r.status, 0);
+    run_free(&r);
+    static const char *const lock_figures[] = {
+        "<td>0x1000</td><td>mutex</td><td class=\"n\">4</td>"
+        "<td class=\"n\">2</td><td class=\"n\">40.0%</td>",
+        "data-ns=\"3035\"", "data-ns=\"10\"", "data-ns=\"3020\"",
+        "data-ns=\"17985\"", "data-ns=\"2000\"", "data-ns=\"9995\"",
+        "100 (alpha), 101 (beta)", "lock wait: 0x1000", "<svg",
+        "id=\"timeline\"",
+    };
+    chromium_check(html, lock_figures,
+                   sizeof lock_figures / sizeof lock_figures[0]);
+
+    REPORT(&r, "--html", html, heap);
+    CHECK_EQ_I(r.status, 0);
+    run_free(&r);
+    static const char *const heap_figures[] = {
+        "In use at the end: <b>912 B</b> (912 bytes) in 3 allocations; peak "
+        "8.9 KiB (9104 bytes)",
+        "<tr><td class=\"n\">512</td><td class=\"n\">1</td>"
+        "<td class=\"n\">512</td></tr>",
+        "<tr><td>realloc</td><td class=\"n\">1</td><td class=\"n\">300</td>",
+        "id=\"heap-chart\"",
+    };
+    chromium_check(html, heap_figures,
+                   sizeof heap_figures / sizeof heap_figures[0]);
+
+    REPORT(&r, "--html", html, io);
+    CHECK_EQ_I(r.status, 0);
+    run_free(&r);
+    static const char *const io_figures[] = {
+        "<tr><td>read</td><td>all</td><td class=\"n\">3</td>"
+        "<td class=\"n\">1</td><td class=\"n\">150</td>"
+        "<td class=\"n\" data-ns=\"2800\">",
+        "<td class=\"n\">4</td><td class=\"n\">1</td><td class=\"n\">1</td>",
+        "call time: poll",
+    };
+    chromium_check(html, io_figures,
+                   sizeof io_figures / sizeof io_figures[0]);
+    unlink(html);
+}
+
+TEST_MAIN()

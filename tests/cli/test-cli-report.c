@@ -13,8 +13,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -799,6 +801,119 @@ TEST(html_in_chromium)
     chromium_check(html, io_figures,
                    sizeof io_figures / sizeof io_figures[0]);
     unlink(html);
+}
+
+/*=====   Memory   =====*/
+
+/* One lock taken and released @a n times by each of two threads, and @a n
+ * reads on one fd: a long stream whose report needs no more state than a
+ * short one. */
+static void long_file(const char *path, unsigned n)
+{
+    struct fr_vec v;
+
+    start(&v, 2);
+    for (uint32_t ring = 0; ring < 2; ring++) {
+        fr_vec_flightrec_chunk(&v, ring, 100 + ring, ring ? "b" : "a", 0, 0,
+                               0, 0);
+        uint64_t t = 1000 + ring * 50, last_sync = 0;
+        for (unsigned i = 0; i < n; i++, t += 400) {
+            if (i == 0 || t - last_sync > (1u << 20)) {
+                fr_vec_uptime(&v, (uint32_t)(t & MASK22), t);
+                last_sync = t;
+            }
+            uint32_t t22 = (uint32_t)(t & MASK22);
+            fr_vec_item(&v, t22, FLIGHTREC_EV_MUTEX_LOCK_ENTRY, LOCK_A);
+            fr_vec_item(&v, (t22 + 10 + i % 7) & MASK22,
+                        FLIGHTREC_EV_MUTEX_LOCK_EXIT, LOCK_A);
+            fr_vec_item(&v, (t22 + 40) & MASK22, FLIGHTREC_EV_MUTEX_UNLOCK,
+                        LOCK_A);
+            fr_vec_item(&v, (t22 + 100) & MASK22, FLIGHTREC_EV_READ_ENTRY,
+                        3);
+            fr_vec_item(&v, (t22 + 150 + i % 100) & MASK22,
+                        FLIGHTREC_EV_READ_EXIT, 8);
+        }
+    }
+    write_file(path, v.buf, v.len);
+    fr_vec_free(&v);
+}
+
+/* long_file() in a child process: the peak memory of this one (which a
+ * child inherits as its own peak across exec on Linux) stays small. */
+static const char *long_file_apart(const char *name, unsigned n)
+{
+    const char *path = scratch(name);
+    int st;
+    pid_t pid = fork();
+
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        long_file(path, n);
+        _exit(0);
+    }
+    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+          WEXITSTATUS(st) == 0);
+    return path;
+}
+
+/* The most memory (KiB) a report of @a path used, and its JSON. */
+static long report_maxrss(const char *path, struct run *r)
+{
+    char out_path[700];
+    struct rusage ru;
+    int st;
+
+    scratch_into(out_path, sizeof out_path, "rss-out");
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0)
+            _exit(126);
+        dup2(o, 1);
+        execl(FLIGHTREC_BIN, FLIGHTREC_BIN, "report", "--json", path,
+              (char *)NULL);
+        _exit(127);
+    }
+    CHECK(wait4(pid, &st, 0, &ru) == pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    r->out = slurp(out_path);
+    r->err = NULL;
+    unlink(out_path);
+    return ru.ru_maxrss;
+}
+
+TEST(memory_bounded)
+{
+    struct run a, b;
+    const char *short_path = long_file_apart("long-1.rec", 20000);
+    long small = report_maxrss(short_path, &a);
+    unlink(short_path);
+    const char *long_path = long_file_apart("long-8.rec", 160000);
+    long large = report_maxrss(long_path, &b);
+    unlink(long_path);
+
+    /* 8 times the records (1.6 million against 200,000): the same
+     * state, give or take the allocator's slack. */
+    fprintf(stderr, "maxrss: %ld KiB (1x), %ld KiB (8x)\n", small, large);
+    if (large > small + 1024)
+        TEST_FAIL("report used %ld KiB on 8x the records, %ld KiB on 1x",
+                  large, small);
+    CHECK_PY(b.out, "(d['locks'][0]['acquisitions'], "
+             "d['locks'][0]['wait_ns']['exact'], "
+             "d['calls'][0]['latency_ns']['count'])",
+             "(320000, False, 320000)");
+    /* Past 1024 values the quantiles come from the folded histogram:
+     * waits are 10..16 ns (exact there), reads 50..149 ns. */
+    CHECK_PY(b.out, "[d['locks'][0]['wait_ns'][k] for k in ('min', 'p50', "
+             "'p99', 'max')]", "[10, 13, 16, 16]");
+    CHECK_PY(b.out, "(lambda s: (s['min'], s['max'], abs(s['p50'] - 99) "
+             "<= 1, abs(s['p99'] - 148) <= 1))(d['calls'][0]['latency_ns'])",
+             "(50, 149, True, True)");
+    /* Totals stay exact: 2 x sum(10 + i % 7 for i < 20000). */
+    CHECK_PY(a.out, "d['locks'][0]['wait_ns']['total']", "519994");
+    free(a.out);
+    free(b.out);
 }
 
 /*=====   A real program under flightrec record   =====*/

@@ -764,8 +764,8 @@ TEST(html_in_chromium)
     CHECK_EQ_I(r.status, 0);
     run_free(&r);
     static const char *const lock_figures[] = {
-        "<td>0x1000</td><td>mutex</td><td class=\"n\">4</td>"
-        "<td class=\"n\">2</td><td class=\"n\">40.0%</td>",
+        ("<td>0x1000</td><td>mutex</td><td class=\"n\">4</td>"
+         "<td class=\"n\">2</td><td class=\"n\">40.0%</td>"),
         "data-ns=\"3035\"", "data-ns=\"10\"", "data-ns=\"3020\"",
         "data-ns=\"17985\"", "data-ns=\"2000\"", "data-ns=\"9995\"",
         "100 (alpha), 101 (beta)", "lock wait: 0x1000", "<svg",
@@ -778,10 +778,10 @@ TEST(html_in_chromium)
     CHECK_EQ_I(r.status, 0);
     run_free(&r);
     static const char *const heap_figures[] = {
-        "In use at the end: <b>912 B</b> (912 bytes) in 3 allocations; peak "
-        "8.9 KiB (9104 bytes)",
-        "<tr><td class=\"n\">512</td><td class=\"n\">1</td>"
-        "<td class=\"n\">512</td></tr>",
+        ("In use at the end: <b>912 B</b> (912 bytes) in 3 allocations; "
+         "peak 8.9 KiB (9104 bytes)"),
+        ("<tr><td class=\"n\">512</td><td class=\"n\">1</td>"
+         "<td class=\"n\">512</td></tr>"),
         "<tr><td>realloc</td><td class=\"n\">1</td><td class=\"n\">300</td>",
         "id=\"heap-chart\"",
     };
@@ -792,10 +792,11 @@ TEST(html_in_chromium)
     CHECK_EQ_I(r.status, 0);
     run_free(&r);
     static const char *const io_figures[] = {
-        "<tr><td>read</td><td>all</td><td class=\"n\">3</td>"
-        "<td class=\"n\">1</td><td class=\"n\">150</td>"
-        "<td class=\"n\" data-ns=\"2800\">",
-        "<td class=\"n\">4</td><td class=\"n\">1</td><td class=\"n\">1</td>",
+        ("<tr><td>read</td><td>all</td><td class=\"n\">3</td>"
+         "<td class=\"n\">1</td><td class=\"n\">150</td>"
+         "<td class=\"n\" data-ns=\"2800\">"),
+        ("<td class=\"n\">4</td><td class=\"n\">1</td>"
+         "<td class=\"n\">1</td>"),
         "call time: poll",
     };
     chromium_check(html, io_figures,

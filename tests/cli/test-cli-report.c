@@ -622,6 +622,63 @@ TEST(names_escaped)
     unlink(html);
 }
 
+/*
+ * An RTEMS 5 stream (version 9, its own numbering), one CPU at 1 MHz: the
+ * switches name the threads, the CPU is the ring.  UI1 runs 200-500 us and
+ * 700 us to the last record (1,100 us), WRK1 500-700 us.
+ */
+TEST(rtems_cpu_time)
+{
+    struct fr_rtems_table t;
+    struct fr_vec v;
+    struct run r;
+    char table[600];
+    static const struct {
+        uint32_t id;
+        const char *name;
+    } threads[] = { { 0x09010001, "IDLE" }, { 0x0a010001, "UI1" },
+                    { 0x0a010002, "WRK1" } };
+
+    snprintf(table, sizeof table, "%s/events-rtems-v9.tsv",
+             FLIGHTREC_RTEMS_DATA_DIR);
+    fr_rtems_table_load(&t, table);
+    fr_vec_init(&v, FLIGHTREC_FORMAT_BE_32);
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "VERSION"), 9);
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "PROCESSOR_MAXIMUM"), 0);
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "PER_CPU_COUNT"), 64);
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "FREQUENCY"), 1000000);
+    for (size_t i = 0; i < 3; i++) {
+        fr_vec_item(&v, 0, fr_rtems_id(&t, "THREAD_ID"), threads[i].id);
+        fr_vec_packed(&v, 0, fr_rtems_id(&t, "THREAD_NAME"), threads[i].name,
+                      strlen(threads[i].name));
+    }
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "PROCESSOR"), 0);
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "PER_CPU_TAIL"), 0);
+    fr_vec_item(&v, 0, fr_rtems_id(&t, "PER_CPU_HEAD"), 11);
+    fr_vec_item(&v, 100, fr_rtems_id(&t, "UPTIME_LOW"), 0);
+    fr_vec_item(&v, 100, fr_rtems_id(&t, "UPTIME_HIGH"), 1);
+    uint32_t out = fr_rtems_id(&t, "THREAD_SWITCH_OUT");
+    uint32_t in = fr_rtems_id(&t, "THREAD_SWITCH_IN");
+    fr_vec_item(&v, 200, out, threads[0].id);
+    fr_vec_item(&v, 200, in, threads[1].id);
+    fr_vec_item(&v, 500, out, threads[1].id);
+    fr_vec_item(&v, 500, in, threads[2].id);
+    fr_vec_item(&v, 700, out, threads[2].id);
+    fr_vec_item(&v, 700, in, threads[1].id);
+    fr_vec_item(&v, 1100, 512, 1);
+    fr_rtems_table_free(&t);
+    const char *path = save(&v, "rtems.rec");
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_EQ_S(r.err, "");
+    CHECK_PY(r.out, "[(t['name'], t['switches'], t['cpu_ns']) for t in "
+             "d['threads'] if t['name'] in ('UI1', 'WRK1')]",
+             "[('UI1', 2, 700000), ('WRK1', 1, 200000)]");
+    CHECK_PY(r.out, "d['stream']['kind']", "rtems");
+    run_free(&r);
+}
+
 /*=====   Bad input, output files   =====*/
 
 TEST(truncated_input)

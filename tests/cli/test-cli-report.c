@@ -299,6 +299,35 @@ TEST(locks_exact)
     run_free(&r);
 }
 
+/* From a pipe the records arrive through the merge window: the same
+ * figures as from the file. */
+TEST(locks_from_pipe)
+{
+    const char *path = lock_file();
+    char cmd[1500];
+    struct run file, pipe;
+
+    REPORT(&file, "--json", path);
+    CHECK_EQ_I(file.status, 0);
+    snprintf(cmd, sizeof cmd, "cat '%s' | '%s' report --json -", path,
+             FLIGHTREC_BIN);
+    const char *const argv[] = { "/bin/sh", "-c", cmd, NULL };
+    run_argv(&pipe, NULL, argv);
+    CHECK_EQ_I(pipe.status, 0);
+    CHECK_EQ_S(pipe.err, "");
+    /* Only the input's name differs. */
+    CHECK_PY(pipe.out, "d['input']", "<stdin>");
+    char *a = py_json(file.out, "{k: v for k, v in d.items() if k != "
+                      "'input'}");
+    char *b = py_json(pipe.out, "{k: v for k, v in d.items() if k != "
+                      "'input'}");
+    CHECK_EQ_S(a, b);
+    free(a);
+    free(b);
+    run_free(&file);
+    run_free(&pipe);
+}
+
 /*
  * Allocations of every kind on one thread; what is left at the end is
  * calloc(4, 25), the realloc'd block (300) and posix_memalign's 512.
@@ -770,15 +799,14 @@ TEST(html_file)
  * console message (the page's own CSP refuses anything not inline, and
  * Chromium logs such a refusal as a console error), and the DOM holds the
  * known figures. */
-static void chromium_check(const char *html, const char *const *want,
-                           size_t nwant)
+/* Loads @a html in headless Chromium: its DOM on r->out, its log on
+ * r->err. */
+static void chromium_load(struct run *r, const char *html)
 {
-    char url[800], profile[700], dom_path[700];
-    struct run r;
+    char url[800], profile[700], flag_profile[760];
 
     snprintf(url, sizeof url, "file://%s", html);
-    snprintf(profile, sizeof profile, "%s", scratch("chromium-profile"));
-    char flag_profile[760];
+    scratch_into(profile, sizeof profile, "chromium-profile");
     snprintf(flag_profile, sizeof flag_profile, "--user-data-dir=%s",
              profile);
     const char *const argv[] = {
@@ -790,23 +818,53 @@ static void chromium_check(const char *html, const char *const *want,
     if (access("/usr/bin/chromium", X_OK) != 0)
         TEST_FAIL("chromium is not installed (Debian package 'chromium'; "
                   "scripts/install-deps.sh test installs it)");
-    run_argv(&r, NULL, argv);
-    snprintf(dom_path, sizeof dom_path, "%s", scratch("dom.html"));
-    write_file(dom_path, r.out, strlen(r.out));
-    if (r.status != 0)
-        TEST_FAIL("chromium exited with %d: %s", r.status, r.err);
-    if (contains(r.err, "CONSOLE") || contains(r.err, "Refused") ||
-        contains(r.err, "Uncaught"))
+    run_argv(r, NULL, argv);
+    struct run rm;
+    const char *const rm_argv[] = { "rm", "-rf", profile, NULL };
+    run_argv(&rm, NULL, rm_argv);
+    run_free(&rm);
+    if (r->status != 0)
+        TEST_FAIL("chromium exited with %d: %s", r->status, r->err);
+}
+
+static int console_messages(const char *log)
+{
+    return contains(log, "CONSOLE") || contains(log, "Refused") ||
+           contains(log, "Uncaught");
+}
+
+static void chromium_check(const char *html, const char *const *want,
+                           size_t nwant)
+{
+    struct run r;
+
+    chromium_load(&r, html);
+    if (console_messages(r.err))
         TEST_FAIL("console messages loading %s:\n%s", html, r.err);
     /* The DOM as the browser built it: all of it arrived. */
     CHECK_HAS(r.out, "</table>");
     for (size_t i = 0; i < nwant; i++)
         CHECK_HAS(r.out, want[i]);
-    unlink(dom_path);
     run_free(&r);
-    const char *const rm[] = { "rm", "-rf", profile, NULL };
-    run_argv(&r, NULL, rm);
+}
+
+/* The console check sees what it must: a page under the report's policy
+ * that loads an image from elsewhere is refused, and says so. */
+TEST(chromium_sees_console_errors)
+{
+    const char *html = scratch("refused.html");
+    static const char page[] =
+        "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-"
+        "Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'"
+        "\"></head><body><img src=\"http://127.0.0.1:9/x.png\"><p>x</p>"
+        "</body></html>";
+    struct run r;
+
+    write_file(html, page, strlen(page));
+    chromium_load(&r, html);
+    CHECK(console_messages(r.err));
     run_free(&r);
+    unlink(html);
 }
 
 TEST(html_in_chromium)

@@ -10,6 +10,9 @@
  *   held NS               main's hold, lock returned to unlock called
  *   polled NS             poll(NULL, 0, 15)
  *   leak SIZE COUNT       blocks never freed
+ *
+ * With the argument "wait" it then prints "pid N" and "ready" and waits
+ * for its standard input to end, so that a test can read its session.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -17,7 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int about_to_lock;
@@ -50,7 +55,7 @@ static void *contender(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static char out[1 << 12];
     pthread_t t;
@@ -84,5 +89,12 @@ int main(void)
            "leak 1000 3\nleak 777 1\n", (void *)&contended,
            (unsigned long long)waited_ns, (unsigned long long)held,
            (unsigned long long)polled);
+    if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+        char c;
+        printf("pid %ld\nready\n", (long)getpid());
+        fflush(stdout);
+        while (read(0, &c, 1) > 0)
+            ;
+    }
     return 0;
 }

@@ -1040,12 +1040,14 @@ static uint64_t measured(const char *out, const char *name)
 {
     char key[64];
     snprintf(key, sizeof key, "\n%s ", name);
-    const char *p = strstr(out, key);
-    if (p == NULL && strncmp(out, key + 1, strlen(key) - 1) == 0)
-        p = out - 1;
-    if (p == NULL)
+    const char *value = NULL;
+    if (strncmp(out, key + 1, strlen(key) - 1) == 0)
+        value = out + strlen(key) - 1;
+    else if (strstr(out, key) != NULL)
+        value = strstr(out, key) + strlen(key);
+    if (value == NULL)
         TEST_FAIL("no '%s' in the program's output:\n%s", name, out);
-    return strtoull(p + strlen(key), NULL, 0);
+    return strtoull(value, NULL, 0);
 }
 
 /*
@@ -1149,6 +1151,61 @@ TEST(recorded_program)
     run_free(&prog);
     run_free(&rep);
     run_free(&print);
+}
+
+/* A live process, named by its pid: the report reads its session. */
+TEST(live_session_pid)
+{
+    const char *rec = scratch("live.rec");
+    int in[2], out[2];
+    char buf[4096];
+    size_t len = 0;
+
+    unlink(rec);
+    CHECK(pipe(in) == 0 && pipe(out) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execl(FLIGHTREC_BIN, FLIGHTREC_BIN, "record", "-o", rec, "--",
+              REPORT_TARGET, "wait", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    while (len + 1 < sizeof buf) {
+        ssize_t n = read(out[0], buf + len, sizeof buf - 1 - len);
+        CHECK(n > 0);
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (strstr(buf, "ready\n") != NULL)
+            break;
+    }
+    char pid_text[32];
+    snprintf(pid_text, sizeof pid_text, "%llu",
+             (unsigned long long)measured(buf, "pid"));
+    uint64_t lock = measured(buf, "lock");
+    struct run r;
+    REPORT(&r, "--json", pid_text);
+    close(in[1]); /* the program ends */
+    close(out[0]);
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_EQ_S(r.err, "");
+    CHECK_PY(r.out, "d['input']", pid_text);
+    char expr[300];
+    snprintf(expr, sizeof expr, "[l['acquisitions'] for l in d['locks'] if "
+             "l['address'] == '0x%llx']", (unsigned long long)lock);
+    CHECK_PY(r.out, expr, "[2]");
+    CHECK_PY(r.out, "sorted((r['size'], r['count']) for r in "
+             "d['heap']['live_by_size'] if r['size'] in (777, 1000))",
+             "[(777, 1), (1000, 3)]");
+    run_free(&r);
+    unlink(rec);
 }
 #endif
 

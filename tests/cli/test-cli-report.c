@@ -786,6 +786,13 @@ TEST(html_file)
     run_free(&r);
     CHECK(access(missing, F_OK) != 0);
 
+    /* A write that fails (a full device, written in place) is an error. */
+    REPORT(&r, "--html", "/dev/full", path);
+    CHECK_EQ_I(r.status, 1);
+    CHECK_HAS(r.err, "flightrec report: cannot write '/dev/full': No space "
+              "left on device\n");
+    run_free(&r);
+
     /* An empty name is refused before anything is read. */
     REPORT(&r, "--html", "", path);
     CHECK_EQ_I(r.status, 2);

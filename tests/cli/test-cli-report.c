@@ -1018,7 +1018,6 @@ TEST(memory_bounded)
 
     /* 8 times the records (1.6 million against 200,000): the same
      * state, give or take the allocator's slack. */
-    fprintf(stderr, "maxrss: %ld KiB (1x), %ld KiB (8x)\n", small, large);
     if (large > small + 1024)
         TEST_FAIL("report used %ld KiB on 8x the records, %ld KiB on 1x",
                   large, small);

@@ -1035,10 +1035,11 @@ int report_write_html(struct report *rp, const char *path)
                       (unsigned long long)tot.discard,
                       (unsigned long long)tot.missing);
     fr_out_printf(o, "<p id=summary>stream %s, %llu Hz; %llu events, %zu "
-                  "threads; duration %s</p>\n",
+                  "thread%s; duration %s</p>\n",
                   cli_stream_kind_name(info->kind),
                   (unsigned long long)info->frequency,
                   (unsigned long long)rp->events, rp->thread_count,
+                  rp->thread_count == 1 ? "" : "s",
                   rp_fmt_duration(a, sizeof a, rp->have_time
                                   ? rp->last_ns - rp->first_ns : 0));
 

@@ -665,9 +665,11 @@ static void mem_exit(struct report *rp, struct rp_pending *p, uint32_t kind,
 
 /*=====   Locks   =====*/
 
-static void hold_begin(struct report *rp, struct rp_lock *l, int64_t tid,
-                       uint64_t ns)
+static void hold_begin(struct report *rp, struct rp_lock *l,
+                       struct rp_thread *t, uint64_t ns)
 {
+    int64_t tid = t->tid;
+
     for (size_t i = 0; i < l->holder_count; i++) {
         if (l->holders[i].thread == (uint64_t)tid) {
             l->holders[i].depth++; /* a recursive mutex */
@@ -685,14 +687,17 @@ static void hold_begin(struct report *rp, struct rp_lock *l, int64_t tid,
         l->holder_cap = n;
     }
     struct rp_holder *h = &l->holders[l->holder_count++];
+    t->holds++;
     h->thread = (uint64_t)tid;
     h->since_ns = ns;
     h->depth = 1;
 }
 
-static void hold_end(struct report *rp, struct rp_lock *l, int64_t tid,
-                     uint64_t ns)
+static void hold_end(struct report *rp, struct rp_lock *l,
+                     struct rp_thread *t, uint64_t ns)
 {
+    int64_t tid = t->tid;
+
     for (size_t i = 0; i < l->holder_count; i++) {
         struct rp_holder *h = &l->holders[i];
         if (h->thread != (uint64_t)tid)
@@ -705,15 +710,19 @@ static void hold_end(struct report *rp, struct rp_lock *l, int64_t tid,
         if (lt != NULL)
             lt->hold_ns += held;
         l->holders[i] = l->holders[--l->holder_count];
+        if (t->holds)
+            t->holds--;
         return;
     }
     l->releases_unheld++;
 }
 
-static void lock_record(struct report *rp, struct rp_context *cx,
-                        int64_t tid, uint8_t role, unsigned kind,
+static void lock_record(struct report *rp, struct rp_thread *t,
+                        struct rp_context *cx, uint8_t role, unsigned kind,
                         uint64_t lock, uint64_t ns)
 {
+    int64_t tid = t->tid;
+
     struct rp_lock *l = find_lock(rp, lock);
     if (l == NULL)
         return;
@@ -736,7 +745,7 @@ static void lock_record(struct report *rp, struct rp_context *cx,
     }
     if (role == RP_ROLE_LOCK_RELEASE) {
         if (kind != 3)
-            hold_end(rp, l, tid, ns);
+            hold_end(rp, l, t, ns);
         return;
     }
     /* An acquisition. */
@@ -756,7 +765,7 @@ static void lock_record(struct report *rp, struct rp_context *cx,
     }
     cx->waiting = 0;
     if (kind != 3) /* a semaphore is held by no one */
-        hold_begin(rp, l, tid, ns);
+        hold_begin(rp, l, t, ns);
 }
 
 /*=====   Calls   =====*/
@@ -806,6 +815,13 @@ static void span_edge(struct report *rp, struct rp_context *cx,
                       enum rp_span_edge edge, uint64_t key, uint64_t ns)
 {
     if (edge == RP_SPAN_BEGIN) {
+        if (cx->spans == NULL) {
+            cx->spans = calloc(RP_SPAN_DEPTH, sizeof *cx->spans);
+            if (cx->spans == NULL) {
+                rp->oom = 1;
+                return;
+            }
+        }
         if (cx->span_depth == RP_SPAN_DEPTH) {
             rp->span_too_deep++;
             return;
@@ -854,12 +870,13 @@ static void forget_open(struct report *rp, struct rp_thread *t,
     cx->call.active = 0;
     cx->waiting = 0;
     cx->span_depth = 0;
-    for (size_t i = 0; i < rp->lock_count; i++) {
+    for (size_t i = 0; t->holds != 0 && i < rp->lock_count; i++) {
         struct rp_lock *l = rp->lock_list[i];
         for (size_t h = 0; h < l->holder_count;) {
-            if (l->holders[h].thread == (uint64_t)t->tid)
+            if (l->holders[h].thread == (uint64_t)t->tid) {
                 l->holders[h] = l->holders[--l->holder_count];
-            else
+                t->holds--;
+            } else
                 h++;
         }
     }
@@ -970,7 +987,7 @@ int report_on_record(const struct flightrec_record *r, void *arg)
     case RP_ROLE_LOCK_ACQUIRE:
     case RP_ROLE_LOCK_FAIL:
     case RP_ROLE_LOCK_RELEASE:
-        lock_record(rp, cx, tid, role, rp->role_index[ev], r->data, ns);
+        lock_record(rp, t, cx, role, rp->role_index[ev], r->data, ns);
         break;
     case RP_ROLE_MEM_ENTRY:
     case RP_ROLE_CALL_ENTRY:
@@ -1141,6 +1158,8 @@ void report_free(struct report *rp)
     for (size_t i = 0; i < rp->thread_count; i++) {
         free(rp->thread_list[i]->timeline);
         free(rp->thread_list[i]->cpu_timeline);
+        free(rp->thread_list[i]->ctx[0].spans);
+        free(rp->thread_list[i]->ctx[1].spans);
     }
     fr_map_each(&rp->threads, free_val, NULL);
     fr_map_free(&rp->threads);

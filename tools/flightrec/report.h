@@ -150,7 +150,9 @@ struct rp_context {
     struct rp_pending call;       /**< I/O or memory call */
     int waiting;                  /**< a lock wait is open */
     uint64_t wait_lock, wait_since;
-    struct rp_span_open spans[RP_SPAN_DEPTH];
+    /** Open spans, innermost last; RP_SPAN_DEPTH of them, allocated at
+     * the context's first span. */
+    struct rp_span_open *spans;
     uint32_t span_depth;
 };
 
@@ -167,6 +169,7 @@ struct rp_thread {
     uint64_t on_since_ns;
     uint64_t cpu_ns;
     int64_t last_cpu;             /**< CPU id of the last switch in, -1 */
+    uint64_t holds;               /**< locks it holds now */
     uint32_t *timeline;           /**< events per time bucket, lazily */
     uint64_t *cpu_timeline;       /**< on-CPU ns per time bucket, lazily */
 };

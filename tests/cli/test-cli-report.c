@@ -270,8 +270,8 @@ TEST(locks_exact)
      * [2048, 4096). */
     CHECK_PY(r.out, "d['locks'][0]['wait_ns']['histogram']",
              "[[4, 1], [8, 1], [2048, 1]]");
-    CHECK_PY(r.out, "(d['lossy'], d['lower_bounds'], d['error'])",
-             "(False, [], None)");
+    CHECK_PY(r.out, "(d['lossy'], d['lower_bounds'], d['uncertain'], "
+             "d['error'])", "(False, [], [], None)");
     run_free(&r);
 
     /* The same figures as text, aligned, with units. */
@@ -552,8 +552,8 @@ TEST(lossy_trace)
     CHECK_PY(r.out, "(d['lossy'], d['lost']['overflow'], "
              "d['lost']['rings'])", "(True, 7, [{'ring': 0, 'context': 0, "
              "'tid': 100, 'overflow': 7, 'discard': 0, 'missing': 0}])");
-    CHECK_PY(r.out, "d['lower_bounds']",
-             "['locks', 'calls', 'threads', 'spans', 'heap']");
+    CHECK_PY(r.out, "(d['lower_bounds'], d['uncertain'])",
+             "(['locks', 'calls', 'threads', 'spans'], ['heap'])");
     /* The wait across the loss is not measured; the hold after it is. */
     CHECK_PY(r.out, "[d['locks'][0][k] for k in ('acquisitions', "
              "'unwaited')] + [d['locks'][0]['wait_ns']['count'], "

@@ -622,8 +622,11 @@ int report_write_json(struct report *rp, FILE *f)
         first = 0;
     }
     fputs("]},\"lower_bounds\":", f);
-    fputs(lossy ? "[\"locks\",\"calls\",\"threads\",\"spans\",\"heap\"]"
-                : "[]", f);
+    /* Heap figures are not lower bounds: a lost free leaves a block in
+     * use, a lost allocation frees an unknown block. */
+    fputs(lossy ? "[\"locks\",\"calls\",\"threads\",\"spans\"],"
+                  "\"uncertain\":[\"heap\"]"
+                : "[],\"uncertain\":[]", f);
     fprintf(f, ",\"contended_threshold_ns\":%llu,\"locks\":[",
             (unsigned long long)rp->contended_ns);
     for (size_t i = 0; i < rp->lock_count; i++) {

@@ -37,25 +37,24 @@ struct run {
     char *err;
 };
 
+/* The whole of a file, NUL-terminated. */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+    struct stat st;
+    int fd = open(path, O_RDONLY);
 
-    CHECK(f != NULL && buf != NULL);
-    for (;;) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (len + 1 < cap)
-            break;
-        cap *= 2;
-        buf = realloc(buf, cap);
-        CHECK(buf != NULL);
+    CHECK(fd >= 0 && fstat(fd, &st) == 0);
+    char *text = malloc((size_t)st.st_size + 1);
+    size_t done = 0;
+    CHECK(text != NULL);
+    while (done < (size_t)st.st_size) {
+        ssize_t n = read(fd, text + done, (size_t)st.st_size - done);
+        CHECK(n > 0);
+        done += (size_t)n;
     }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
+    text[done] = '\0';
+    close(fd);
+    return text;
 }
 
 static void scratch_into(char *buf, size_t size, const char *name)

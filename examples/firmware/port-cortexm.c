@@ -390,14 +390,56 @@ const struct flightrec_settings *flightrec__settings(void)
 #define ALL_ONES_8 \
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
         0xffffffffu, 0xffffffffu, 0xffffffffu
-_Atomic uint32_t flightrec__filter[FLIGHTREC_FILTER_WORDS] = {
-    ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
+struct flightrec__control_page flightrec__control_page = {
+    .filter = { ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8 },
 };
 uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS] = {
     ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
 };
-_Atomic int flightrec__running = 1;
 flightrec__mutex_t flightrec__control_lock = FLIGHTREC__MUTEX_INITIALIZER;
+
+/* Recording is always started on the firmware. */
+int flightrec_is_running(void)
+{
+    return 1;
+}
+
+/* Nobody outside changes the control words: the control lock alone. */
+void flightrec__control_begin(struct flightrec__control_hold *hold)
+{
+    hold->region_held = 0;
+    flightrec__mutex_lock(&flightrec__control_lock);
+}
+
+void flightrec__control_end(struct flightrec__control_hold *hold)
+{
+    (void)hold;
+    flightrec__mutex_unlock(&flightrec__control_lock);
+}
+
+int flightrec__port_hot_share(void *page, size_t page_bytes,
+                              size_t hot_offset)
+{
+    (void)page;
+    (void)page_bytes;
+    (void)hot_offset;
+    return -1;
+}
+
+void flightrec__port_hot_unshare(void *page)
+{
+    (void)page;
+}
+
+void flightrec__port_control_lock(_Atomic uint64_t *lock)
+{
+    (void)lock;
+}
+
+void flightrec__port_control_unlock(_Atomic uint64_t *lock)
+{
+    (void)lock;
+}
 
 /* No filter spec to remember: names change nothing. */
 void flightrec__filter_named_locked(uint32_t event, const char *name)
@@ -420,7 +462,7 @@ int flightrec__try_init(void)
     flightrec__timebase_init();
     if (flightrec__region_create(&fw_settings) == 0)
         flightrec__region_publish_control(flightrec__filter_wanted, 1,
-                                          &fw_settings);
+                                          flightrec__filter_wanted);
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return 0;
 }

@@ -12,6 +12,7 @@ extern uint32_t __bss_start__, __bss_end__, __stack_top__;
 int main(void);
 void systick_handler(void);
 void timer1_handler(void);
+void pendsv_handler(void);
 void hardfault_handler(void);
 
 void __attribute__((noreturn)) reset_handler(void);
@@ -40,7 +41,7 @@ static void (*const vectors[16 + EXTERNAL_IRQS])(void) = {
     [5] = unexpected_handler,       /* BusFault */
     [6] = unexpected_handler,       /* UsageFault */
     [11] = unexpected_handler,      /* SVCall */
-    [14] = unexpected_handler,      /* PendSV */
+    [14] = pendsv_handler,          /* the demo's interrupt in a record */
     [15] = systick_handler,
     [16 + FW_IRQ_TIMER0] = fw_timer0_handler,
     [16 + FW_IRQ_TIMER1] = timer1_handler,

@@ -120,12 +120,27 @@ struct flightrec__thread {
 #endif
 extern FLIGHTREC_API FLIGHTREC__THREAD_LOCAL struct flightrec__thread
     flightrec__self FLIGHTREC__TLS_MODEL;
-/** The filter in force: 1024 bits, set = recorded.  It is the filter the
- * program asked for while recording is started, and all zero while it is
- * stopped, so one bit test covers both. */
-extern FLIGHTREC_API _Atomic uint32_t flightrec__filter[FLIGHTREC_EVENT_COUNT / 32];
-/** Non-zero while recording is started. */
-extern FLIGHTREC_API _Atomic int flightrec__running;
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+#define FLIGHTREC__CONTROL_PAGE_BYTES 128u
+#else
+/* The largest page size of Linux: the page is mapped from the session
+ * file over this object, so nothing else may share its page. */
+#define FLIGHTREC__CONTROL_PAGE_BYTES 65536u
+#endif
+/** What the hot path reads besides its own thread's state, alone in its
+ * page(s): in a session this page is the session file's hot page
+ * (include/flightrec/region.h), so a `flightrec ctl` from another process
+ * changes what every thread's next event sees. */
+struct flightrec__control_page {
+    /** The filter in force: 1024 bits, set = recorded.  It is the filter
+     * the program asked for while recording is started, and all zero while
+     * it is stopped, so one bit test covers both. */
+    _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
+#if FLIGHTREC__CONTROL_PAGE_BYTES > 128
+    unsigned char unused[FLIGHTREC__CONTROL_PAGE_BYTES - 128];
+#endif
+};
+extern FLIGHTREC_API struct flightrec__control_page flightrec__control_page;
 
 FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
@@ -155,13 +170,15 @@ static FLIGHTREC_ALWAYS_INLINE int flightrec_event_enabled(uint32_t event)
         __asm__ __volatile__(
             "testb %2, %1"
             : "=@ccnz"(set)
-            : "m"(((const volatile unsigned char *)flightrec__filter)[id >> 3]),
+            : "m"(((const volatile unsigned char *)
+                       flightrec__control_page.filter)[id >> 3]),
               "iq"((unsigned char)(1u << (id & 7u))));
         return set;
     }
 #endif
-    return (int)((atomic_load_explicit(&flightrec__filter[id >> 5],
-                                       memory_order_relaxed) >>
+    return (int)((atomic_load_explicit(
+                      &flightrec__control_page.filter[id >> 5],
+                      memory_order_relaxed) >>
                   (id & 31u)) & 1u);
 }
 

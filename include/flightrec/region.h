@@ -13,6 +13,8 @@
  *
  *     offset 0                 struct flightrec_region_header
  *     control_offset           struct flightrec_region_control
+ *     hot_offset               struct flightrec_region_hot, a page of its
+ *                              own (page-aligned in the file)
  *     names_offset             struct flightrec_region_names
  *     rings_offset ... used    ring pairs: struct flightrec_region_ring,
  *                              then its items, each ring 64-byte aligned
@@ -38,7 +40,7 @@
 /** "FRRG" in the writer's byte order: the first word of a region. */
 #define FLIGHTREC_REGION_MAGIC 0x47525246u
 /** The layout described here.  A reader refuses any other version. */
-#define FLIGHTREC_REGION_LAYOUT_VERSION 1u
+#define FLIGHTREC_REGION_LAYOUT_VERSION 2u
 
 /** Ring and control modes (the values of enum flightrec_mode). */
 #define FLIGHTREC_REGION_MODE_FLIGHT 0u
@@ -81,8 +83,17 @@ struct flightrec_region_header {
     _Atomic uint64_t lost_without_ring;
     uint64_t process_offset;        /**< struct flightrec_region_process */
     uint32_t counter_kind;          /**< FLIGHTREC_REGION_COUNTER_* */
-    uint8_t reserved[4];
+    /** FLIGHTREC_REGION_HOT_SHARED when the process's hot path reads the
+     * hot page at hot_offset itself (it maps that page of the session
+     * file over its own control page), so that control changes made in
+     * the region from outside take effect at each thread's next event. */
+    uint32_t flags;
+    uint64_t hot_offset;            /**< struct flightrec_region_hot */
+    uint8_t reserved[56];
 };
+
+/** Header flag: the hot page is the process's own (see flags). */
+#define FLIGHTREC_REGION_HOT_SHARED 1u
 
 /** What the counter is: a reader outside the process can measure the
  * frequency itself while it is still 0 (a process killed in its first
@@ -105,8 +116,9 @@ struct flightrec_region_process {
     char cmdline[FLIGHTREC_REGION_CMDLINE]; /**< arguments, NUL-separated */
 };
 
-/** Control words: what `flightrec ctl` and the API change.  The hot path
- * reads an in-process copy; generation changes with every change. */
+/** Control words: what `flightrec ctl` and the API change, under the
+ * control lock; generation changes with every change.  The filter in force
+ * is in the hot page (struct flightrec_region_hot). */
 struct flightrec_region_control {
     _Atomic uint32_t generation;
     _Atomic uint32_t running;       /**< 1 started, 0 stopped */
@@ -121,8 +133,25 @@ struct flightrec_region_control {
     _Atomic int32_t consumer_pid;
     uint32_t reserved0;
     _Atomic uint64_t consumer_claim;
-    uint32_t reserved[6];
+    /** Whoever changes the control words holds this: a claim as above,
+     * for the program itself or a `flightrec ctl`; a dead holder's claim
+     * may be taken over.  Held for a few stores. */
+    _Atomic uint64_t lock;
+    /** `flightrec ctl rewind` steps rewind_request; the consumer, at its
+     * next drain, re-reads every ring from its oldest intact item and sets
+     * rewind_done to the request it served. */
+    _Atomic uint32_t rewind_request;
+    _Atomic uint32_t rewind_done;
+    uint32_t reserved[2];
     /** The filter the program asked for: bit set = recorded. */
+    _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
+};
+
+/** The hot page: the words the hot path reads (include/flightrec/producer.h,
+ * struct flightrec__control_page).  The filter in force: the program's
+ * filter while recording is started, all zero while it is stopped, and
+ * never the recorder's own uptime ids. */
+struct flightrec_region_hot {
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
 };
 

@@ -3,7 +3,10 @@
  * Channel control: start, stop, cleanup, the filter in force and the
  * statistics.
  */
+#include "platform.h"
 #include "runtime.h"
+
+#include "../common/filter-spec.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -13,47 +16,98 @@ flightrec__mutex_t flightrec__control_lock = FLIGHTREC__MUTEX_INITIALIZER;
 #define ALL_ONES_8 \
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
         0xffffffffu, 0xffffffffu, 0xffffffffu
-/* The filter the program asked for (under the control lock) and the one in
- * force, which is all zero while recording is stopped. */
+/* The filter the program asked for and whether recording is started, as
+ * this process last set or saw them: the region's control block is the
+ * truth once it exists, since `flightrec ctl` may change it. */
 uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS] = {
     ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
 };
-_Atomic uint32_t flightrec__filter[FLIGHTREC_FILTER_WORDS] = {
-    ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
+static int running_wanted = 1;
+/* The control block's generation when this process last read it. */
+static uint32_t generation_seen;
+
+/* Alone in its page(s), so that a session can map its hot page here. */
+_Alignas(FLIGHTREC__CONTROL_PAGE_BYTES) struct flightrec__control_page
+    flightrec__control_page = {
+        .filter = { ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8 },
 };
-_Atomic int flightrec__running = 1;
+
+/* Another process (flightrec ctl) may change the control words: between
+ * its changes and ours, the region's control lock.  Only a shared hot page
+ * lets another process act, so only then is there anyone to exclude. */
+static int region_lock(void)
+{
+    if (flightrec__region_base == NULL ||
+        !(region_header()->flags & FLIGHTREC_REGION_HOT_SHARED))
+        return 0;
+    flightrec__port_control_lock(&region_control()->lock);
+    return 1;
+}
+
+static void region_unlock(int held)
+{
+    if (held)
+        flightrec__port_control_unlock(&region_control()->lock);
+}
+
+/* Takes in what another process changed since we last looked. */
+static void refresh_locked(void)
+{
+    if (flightrec__region_base == NULL)
+        return;
+    struct flightrec_region_control *c = region_control();
+    uint32_t generation =
+        atomic_load_explicit(&c->generation, memory_order_acquire);
+    if (generation == generation_seen)
+        return;
+    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
+        flightrec__filter_wanted[i] =
+            atomic_load_explicit(&c->filter[i], memory_order_relaxed);
+    running_wanted = atomic_load_explicit(&c->running, memory_order_relaxed) != 0;
+    generation_seen = generation;
+}
+
+void flightrec__control_begin(struct flightrec__control_hold *hold)
+{
+    flightrec__mutex_lock(&flightrec__control_lock);
+    hold->region_held = region_lock();
+    refresh_locked();
+}
+
+void flightrec__control_end(struct flightrec__control_hold *hold)
+{
+    region_unlock(hold->region_held);
+    flightrec__mutex_unlock(&flightrec__control_lock);
+}
 
 void flightrec__filter_publish(void)
 {
-    int running = atomic_load_explicit(&flightrec__running,
-                                       memory_order_relaxed);
-    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++) {
-        uint32_t word = running ? flightrec__filter_wanted[i] : 0;
-        /* The uptime ids are the recorder's own: a program that recorded
-         * them would shift every reader's count of its events. */
-        for (uint32_t id = FLIGHTREC_EV_UPTIME_HIGH;
-             id <= FLIGHTREC_EV_UPTIME_LOW; id++)
-            if (id / 32 == i)
-                word &= ~(1u << (id % 32));
-        atomic_store_explicit(&flightrec__filter[i], word,
+    uint32_t in_force[FLIGHTREC_FILTER_WORDS];
+    fr_filter_in_force(flightrec__filter_wanted, running_wanted,
+                                     in_force);
+    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
+        atomic_store_explicit(&flightrec__control_page.filter[i], in_force[i],
                               memory_order_relaxed);
-    }
     /* The region's control block says the same, for readers outside. */
-    flightrec__region_publish_control(flightrec__filter_wanted, running,
-                                      flightrec__settings());
+    flightrec__region_publish_control(flightrec__filter_wanted, running_wanted,
+                                      in_force);
+    if (flightrec__region_base != NULL)
+        generation_seen = atomic_load_explicit(&region_control()->generation,
+                                               memory_order_relaxed);
 }
 
 void flightrec__set_running_locked(int running)
 {
-    atomic_store_explicit(&flightrec__running, running, memory_order_relaxed);
+    running_wanted = running != 0;
     flightrec__filter_publish();
 }
 
 void flightrec__set_running(int running)
 {
-    pthread_mutex_lock(&flightrec__control_lock);
+    struct flightrec__control_hold hold;
+    flightrec__control_begin(&hold);
     flightrec__set_running_locked(running);
-    pthread_mutex_unlock(&flightrec__control_lock);
+    flightrec__control_end(&hold);
 }
 
 void flightrec_start(void)
@@ -70,16 +124,19 @@ void flightrec_stop(void)
 
 int flightrec_is_running(void)
 {
-    return atomic_load_explicit(&flightrec__running, memory_order_relaxed);
+    if (flightrec__region_base != NULL)
+        return atomic_load_explicit(&region_control()->running,
+                                    memory_order_relaxed) != 0;
+    return running_wanted;
 }
 
 void flightrec_cleanup(void)
 {
     flightrec_stop();
-    pthread_mutex_lock(&flightrec__control_lock);
+    flightrec__mutex_lock(&flightrec__control_lock);
     flightrec__rings_cleanup();
     flightrec__configured = 0;
-    pthread_mutex_unlock(&flightrec__control_lock);
+    flightrec__mutex_unlock(&flightrec__control_lock);
     /* This thread's next item starts with a pair; other live threads get
      * theirs within a quarter ring or 2^21 ticks (docs/recording.md). */
     flightrec__self_resync();

@@ -166,10 +166,14 @@ int flightrec_drain(int fd)
         drain_started = 1;
     }
     frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
+    uint32_t rewind_request;
+    int rewind = fr_rewind_requested(region_control(), &rewind_request);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
             FLIGHTREC_RING_FREE)
             continue;
+        if (rewind)
+            fr_ring_rewind(ring);
         if (fr_ring_has_news(ring)) {
             uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
             (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
@@ -182,6 +186,8 @@ int flightrec_drain(int fd)
                 FLIGHTREC_RING_RETIRED)
             flightrec__registry_pair_read(ring_partner(ring));
     }
+    if (rewind)
+        fr_rewind_served(region_control(), rewind_request);
     int rc = frw_sink_flush(&drain_sink);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
@@ -193,7 +199,7 @@ int flightrec_drain(int fd)
 
 int flightrec_rewind(void)
 {
-    if (flightrec__settings()->mode != FLIGHTREC_MODE_FLIGHT)
+    if (flightrec__current_mode() != FLIGHTREC_MODE_FLIGHT)
         return FLIGHTREC_EMODE;
     flightrec__ensure_init();
     flightrec__mutex_lock(&drain_lock);

@@ -18,7 +18,8 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     if (flightrec__region_base == NULL)
         return -ENOMEM;
     struct flightrec_region_names *names = region_names();
-    flightrec__mutex_lock(&flightrec__control_lock);
+    struct flightrec__control_hold hold;
+    flightrec__control_begin(&hold);
     for (size_t i = 0; i < NAME_WORDS; i++)
         atomic_store_explicit(&names->words[event][i], words[i],
                               memory_order_relaxed);
@@ -26,7 +27,7 @@ int flightrec_event_set_name(uint32_t event, const char *name)
     char kept[4 * NAME_WORDS];
     flightrec__event_name_locked(event, kept, sizeof(kept));
     flightrec__filter_named_locked(event, kept);
-    flightrec__mutex_unlock(&flightrec__control_lock);
+    flightrec__control_end(&hold);
     return 0;
 }
 

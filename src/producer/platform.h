@@ -51,6 +51,22 @@ void flightrec__port_region_snapshot_install(void *base, void *snapshot,
                                              size_t size);
 void flightrec__port_region_snapshot_drop(void *snapshot, size_t size);
 
+/* The hot page.  With a session file: maps the file's page at @hot_offset
+ * over @page (the process's control page, @page_bytes of its own and
+ * already copied to the file), so that the hot path reads the file's words;
+ * 0, or -1 when it cannot (no session file, or the page is not alone in
+ * its pages) and the control words stay private. */
+int flightrec__port_hot_share(void *page, size_t page_bytes,
+                              size_t hot_offset);
+/* After fork() in the child: @page becomes private again, with the same
+ * contents (the session file is the parent's). */
+void flightrec__port_hot_unshare(void *page);
+/* The region's control lock (struct flightrec_region_control, lock):
+ * excludes a `flightrec ctl` of another process while the program changes
+ * the control words.  Needed only while the hot page is shared. */
+void flightrec__port_control_lock(_Atomic uint64_t *lock);
+void flightrec__port_control_unlock(_Atomic uint64_t *lock);
+
 /* Identity (signal-safe). */
 int32_t flightrec__port_thread_id(void);
 int32_t flightrec__port_process_id(void);

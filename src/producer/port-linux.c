@@ -178,6 +178,81 @@ int flightrec__port_region_share(void *base, size_t size,
     return 0;
 }
 
+/* ThreadSanitizer takes a mapping for a write of its pages: the swap of
+ * the control page for the file's, with the same contents, would be
+ * reported as a race with every thread's filter test.  Its shadow is reset
+ * instead (the runtime does that for mappings made while a thread ignores
+ * its accesses). */
+#if defined(__SANITIZE_THREAD__)
+#define FLIGHTREC_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FLIGHTREC_TSAN 1
+#endif
+#endif
+#ifdef FLIGHTREC_TSAN
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+#define IGNORED_BY_TSAN(statement)                                           \
+    do {                                                                     \
+        __tsan_ignore_thread_begin();                                        \
+        statement;                                                           \
+        __tsan_ignore_thread_end();                                          \
+    } while (0)
+#else
+#define IGNORED_BY_TSAN(statement) statement
+#endif
+
+/* This process's control-lock claim (pid and start time, as consumer
+ * claims), known once the session exists. */
+static int32_t claim_pid;
+static uint64_t claim_start;
+
+int flightrec__port_hot_share(void *page, size_t page_bytes,
+                              size_t hot_offset)
+{
+    size_t size = flightrec__port_page_size();
+    if (session_fd < 0 || size > page_bytes ||
+        (uintptr_t)page % size != 0 || hot_offset % size != 0)
+        return -1;
+    /* The file's page already holds what the object holds: the swap is
+     * invisible to threads reading it meanwhile. */
+    void *at;
+    IGNORED_BY_TSAN(at = mmap(page, size, PROT_READ | PROT_WRITE,
+                              MAP_SHARED | MAP_FIXED, session_fd,
+                              (off_t)hot_offset));
+    if (at == MAP_FAILED)
+        return -1;
+    claim_pid = (int32_t)getpid();
+    claim_start = fr_process_start_time(claim_pid);
+    return 0;
+}
+
+void flightrec__port_hot_unshare(void *page)
+{
+    size_t size = flightrec__port_page_size();
+    if (claim_pid == 0)
+        return;
+    unsigned char copy[4096];
+    /* Page by page is not needed: only the first 128 bytes are used. */
+    memcpy(copy, page, sizeof(copy) < size ? sizeof(copy) : size);
+    void *at = mmap(page, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (at != MAP_FAILED)
+        memcpy(page, copy, sizeof(copy) < size ? sizeof(copy) : size);
+    claim_pid = 0;
+}
+
+void flightrec__port_control_lock(_Atomic uint64_t *lock)
+{
+    fr_control_lock(lock, claim_pid, claim_start);
+}
+
+void flightrec__port_control_unlock(_Atomic uint64_t *lock)
+{
+    fr_control_unlock(lock, claim_pid, claim_start);
+}
+
 void flightrec__port_process_forked(struct flightrec_region_process *process)
 {
     process->pid = (int32_t)getpid();

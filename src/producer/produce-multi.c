@@ -157,8 +157,8 @@ void flightrec_produce_n(const struct flightrec_item_in *items, size_t n)
     do {
         /* flightrec_event_enabled(), with the id masked once for both. */
         uint32_t id = items->event & FLIGHTREC_EVENT_MASK;
-        uint32_t word = atomic_load_explicit(&flightrec__filter[id >> 5],
-                                             memory_order_relaxed);
+        uint32_t word = atomic_load_explicit(
+            &flightrec__control_page.filter[id >> 5], memory_order_relaxed);
         if ((word >> (id & 31u)) & 1u) {
             atomic_store_explicit(&next->event, time_word | id,
                                   memory_order_relaxed);

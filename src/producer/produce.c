@@ -95,8 +95,20 @@ static uintptr_t discard_limit(const ring_t *ring)
     return position_later(start, tail) + (uintptr_t)ring->capacity;
 }
 
-/* The mode is the ring's own: a control change reaches it through the
- * registry, and readers of the region see which mode each ring is in. */
+/* The mode is the ring's own, and readers of the region see which mode
+ * each ring is in.  A change of the control block's mode (flightrec ctl,
+ * flightrec_setup()) reaches a ring through its own writer, between two
+ * records: a reader may trust discard mode's bound (nothing is overwritten
+ * past its tail) only once the writer stops at that tail, and a writer
+ * leaving discard mode says so before it overwrites anything. */
+static void mode_follow(int which)
+{
+    ring_t *ring = self_private.ring[which];
+    uint32_t mode = (uint32_t)flightrec__current_mode();
+    if (atomic_load_explicit(&ring->mode, memory_order_relaxed) != mode)
+        atomic_store_explicit(&ring->mode, mode, memory_order_release);
+}
+
 static int discard_mode(int which)
 {
     return atomic_load_explicit(&self_private.ring[which]->mode,
@@ -237,6 +249,7 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
 
+    mode_follow(which);
     if (has_room(which, head, sync_items(which, now, head) + 1)) {
         /* Orders the previous head publication before these item stores,
          * for readers validating a copy (free on x86). */
@@ -348,7 +361,7 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;
 
-    if (!atomic_load_explicit(&flightrec__running, memory_order_relaxed)) {
+    if (!flightrec_is_running()) {
         flightrec__self.main.deadline = ctx->deadline;
         ctx->writer = NULL;
         ctx->limit = 0;
@@ -380,6 +393,7 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     ctx->writer = w;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    mode_follow(which);
     atomic_thread_fence(memory_order_release);
     uintptr_t sync = sync_items(which, now, head);
     if (sync != 0 && discard_mode(which) &&

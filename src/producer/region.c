@@ -48,8 +48,11 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     size_t process_at = align_up(sizeof(struct flightrec_region_header)) +
                         align_up(sizeof(struct flightrec_region_control)) +
                         align_up(sizeof(struct flightrec_region_names));
-    size_t fixed =
+    /* The hot page has a page of its own, so that it can be mapped over
+     * the process's control page. */
+    size_t hot_at =
         page_up(process_at + align_up(sizeof(struct flightrec_region_process)));
+    size_t fixed = hot_at + page_up(sizeof(struct flightrec_region_hot));
     size_t size = REGION_RESERVE;
     unsigned char *base = flightrec__port_region_reserve(&size);
     if (base == NULL || size < fixed)
@@ -87,6 +90,7 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         h->control_offset + align_up(sizeof(struct flightrec_region_control));
     h->rings_offset = fixed;
     h->process_offset = process_at;
+    h->hot_offset = hot_at;
 #if defined(FLIGHTREC_PORT_COUNTER)
     h->counter_kind = FLIGHTREC_REGION_COUNTER_PORT;
 #elif defined(__x86_64__) || defined(__i386__)
@@ -112,27 +116,60 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         &h->lost_without_ring,
         atomic_exchange_explicit(&lost_before_region, 0, memory_order_relaxed),
         memory_order_relaxed);
+    /* The filter in force so far goes to the hot page; where the port can,
+     * that page then becomes the one the hot path reads. */
+    struct flightrec_region_hot *hot = (void *)(base + hot_at);
+    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
+        atomic_store_explicit(
+            &hot->filter[i],
+            atomic_load_explicit(&flightrec__control_page.filter[i],
+                                 memory_order_relaxed),
+            memory_order_relaxed);
+    if (flightrec__port_hot_share(&flightrec__control_page,
+                                  sizeof(flightrec__control_page),
+                                  hot_at) == 0)
+        h->flags |= FLIGHTREC_REGION_HOT_SHARED;
     flightrec__region_base = base;
     return 0;
 }
 
 void flightrec__region_publish_control(const uint32_t *filter, int running,
-                                       const struct flightrec_settings *s)
+                                       const uint32_t *in_force)
 {
     if (flightrec__region_base == NULL)
         return;
     struct flightrec_region_control *c = region_control();
-    uint32_t generation =
-        atomic_load_explicit(&c->generation, memory_order_relaxed);
-    for (size_t i = 0; i < FLIGHTREC_EVENT_COUNT / 32; i++)
+    struct flightrec_region_hot *hot = region_hot();
+    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++) {
         atomic_store_explicit(&c->filter[i], filter[i], memory_order_relaxed);
+        /* The same memory as the control page when the page is shared. */
+        atomic_store_explicit(&hot->filter[i], in_force[i],
+                              memory_order_relaxed);
+    }
     atomic_store_explicit(&c->running, running != 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->generation, 1, memory_order_release);
+}
+
+void flightrec__region_publish_settings(const struct flightrec_settings *s)
+{
+    if (flightrec__region_base == NULL)
+        return;
+    struct flightrec_region_control *c = region_control();
     atomic_store_explicit(&c->mode, (uint32_t)s->mode, memory_order_relaxed);
     c->items = (uint32_t)s->items;
     c->signal_items = (uint32_t)s->signal_items;
     c->retained = s->retained;
-    atomic_store_explicit(&c->generation, generation + 1,
-                          memory_order_release);
+    /* The generation steps with the filter publication that follows
+     * (control.c), so that this process does not take its own change for
+     * another's. */
+}
+
+int flightrec__current_mode(void)
+{
+    if (flightrec__region_base == NULL)
+        return flightrec__settings()->mode;
+    return (int)atomic_load_explicit(&region_control()->mode,
+                                     memory_order_relaxed);
 }
 
 void flightrec__count_lost_without_ring(uintptr_t n)

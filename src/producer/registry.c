@@ -151,8 +151,8 @@ static ring_t *pair_create(const struct flightrec_settings *s)
     ring_t *main_ring = ring_at(used);
     ring_t *signal_ring = ring_at(used + main_bytes);
     atomic_store_explicit(&h->used, used + total, memory_order_relaxed);
-    ring_init(main_ring, s->items, 0, s->mode);
-    ring_init(signal_ring, s->signal_items, 1, s->mode);
+    ring_init(main_ring, s->items, 0, flightrec__current_mode());
+    ring_init(signal_ring, s->signal_items, 1, flightrec__current_mode());
     main_ring->partner_offset = ring_offset(signal_ring);
     signal_ring->partner_offset = ring_offset(main_ring);
     if (s->prefault)
@@ -363,8 +363,7 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
             atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed),
         memory_order_relaxed);
     recorder_set(ring, 0, head, 0);
-    atomic_store_explicit(&ring->mode,
-                          (uint32_t)flightrec__settings()->mode,
+    atomic_store_explicit(&ring->mode, (uint32_t)flightrec__current_mode(),
                           memory_order_relaxed);
     atomic_store_explicit(&ring->owner_generation, generation + 2,
                           memory_order_relaxed);
@@ -613,6 +612,13 @@ void flightrec__registry_reset_after_fork(void)
                                                 fork_snapshot,
                                                 fork_snapshot_size);
         fork_snapshot = NULL;
+    }
+    if (region_header()->flags & FLIGHTREC_REGION_HOT_SHARED) {
+        /* The hot page and its lock were the parent's. */
+        flightrec__port_hot_unshare(&flightrec__control_page);
+        region_header()->flags &= ~FLIGHTREC_REGION_HOT_SHARED;
+        atomic_store_explicit(&region_control()->lock, 0,
+                              memory_order_relaxed);
     }
     region_header()->process_id = flightrec__port_process_id();
     flightrec__port_process_forked(

@@ -16,8 +16,10 @@
 
 /* Layout pins: a reader of another build finds every field where the
  * documentation (docs/format.md, "The ring region") says. */
-_Static_assert(sizeof(struct flightrec_region_header) == 128,
-               "region header is 128 bytes");
+_Static_assert(sizeof(struct flightrec_region_header) == 192,
+               "region header is 192 bytes");
+_Static_assert(offsetof(struct flightrec_region_header, hot_offset) == 128,
+               "region header: hot_offset at 128");
 _Static_assert(offsetof(struct flightrec_region_header, used) == 32,
                "region header: used at 32");
 _Static_assert(offsetof(struct flightrec_region_header, ring_list) == 64,
@@ -31,6 +33,16 @@ _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
 _Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,
                "control block: consumer at 24");
+_Static_assert(offsetof(struct flightrec_region_control, lock) == 40 &&
+                   offsetof(struct flightrec_region_control,
+                            rewind_request) == 48,
+               "control block: lock at 40, rewind at 48");
+/* The hot path reads the hot page through its own control page. */
+_Static_assert(offsetof(struct flightrec__control_page, filter) ==
+                   offsetof(struct flightrec_region_hot, filter) &&
+                   sizeof(((struct flightrec__control_page *)0)->filter) ==
+                       sizeof(((struct flightrec_region_hot *)0)->filter),
+               "hot page: the filter in force at 0");
 _Static_assert(offsetof(struct flightrec_region_header, process_offset) == 112,
                "region header: process_offset at 112");
 _Static_assert(sizeof(struct flightrec_region_process) == 264,
@@ -144,6 +156,12 @@ static inline struct flightrec_region_control *region_control(void)
 {
     return (struct flightrec_region_control *)(void *)(
         flightrec__region_base + region_header()->control_offset);
+}
+
+static inline struct flightrec_region_hot *region_hot(void)
+{
+    return (struct flightrec_region_hot *)(void *)(
+        flightrec__region_base + region_header()->hot_offset);
 }
 
 static inline struct flightrec_region_names *region_names(void)

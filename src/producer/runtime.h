@@ -89,6 +89,14 @@ int flightrec__parse_decimal(const char *text, uint32_t *out);
  * first, so that a signal handler interrupting it never has to (see
  * flightrec__try_init()). */
 extern flightrec__mutex_t flightrec__control_lock;
+/* A change of the control words: the control lock, and the region's
+ * control lock while another process may change them too (`flightrec
+ * ctl`); begin() also takes in what that process changed. */
+struct flightrec__control_hold {
+    int region_held;
+};
+void flightrec__control_begin(struct flightrec__control_hold *hold);
+void flightrec__control_end(struct flightrec__control_hold *hold);
 /* The filter the program asked for (under the control lock). */
 extern uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS];
 /* Puts the wanted filter in force, or zeros while stopped; takes effect at
@@ -129,9 +137,16 @@ extern _Atomic int flightrec__frequency_published;
 
 /* The region (region.c): created at start-up. */
 int flightrec__region_create(const struct flightrec_settings *settings);
-/* Copies the control state the API set into the region's control block. */
+/* Copies the control state into the region: the wanted filter and the
+ * running flag into the control block, the filter in force into the hot
+ * page; steps the generation.  Control lock and region lock held. */
 void flightrec__region_publish_control(const uint32_t *filter, int running,
-                                       const struct flightrec_settings *s);
+                                       const uint32_t *in_force);
+/* The settings' mode and sizes into the control block. */
+void flightrec__region_publish_settings(const struct flightrec_settings *s);
+/* The mode of new rings: the control block's (which `flightrec ctl` may
+ * change), or the settings' before the region exists. */
+int flightrec__current_mode(void);
 /* Counts an event that found no ring. */
 void flightrec__count_lost_without_ring(uintptr_t n);
 

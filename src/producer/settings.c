@@ -29,6 +29,7 @@ const struct flightrec_settings *flightrec__settings(void)
 void flightrec__settings_install(const struct flightrec_settings *next)
 {
     settings = *next;
+    flightrec__region_publish_settings(&settings);
 }
 
 void flightrec_config_init(struct flightrec_config *config)
@@ -248,18 +249,20 @@ int flightrec_setup(const struct flightrec_config *config)
     if (rc != 0)
         return rc;
     flightrec__ensure_init();
-    pthread_mutex_lock(&flightrec__control_lock);
+    struct flightrec__control_hold hold;
+    flightrec__control_begin(&hold);
     if (rings_exist() &&
         (next.items != settings.items ||
          next.signal_items != settings.signal_items ||
-         next.mode != settings.mode)) {
+         next.mode != flightrec__current_mode())) {
         rc = FLIGHTREC_EBUSY_CONFIG;
     } else {
         settings = next;
+        flightrec__region_publish_settings(&settings);
         flightrec__configured = 1;
         flightrec__set_running_locked(config->start);
     }
-    pthread_mutex_unlock(&flightrec__control_lock);
+    flightrec__control_end(&hold);
     return rc;
 }
 
@@ -268,7 +271,7 @@ void flightrec_get_config(struct flightrec_config *config)
     flightrec_config_init(config);
     config->items_per_ring = (uint32_t)settings.items;
     config->signal_items_per_ring = (uint32_t)settings.signal_items;
-    config->mode = settings.mode;
+    config->mode = flightrec__current_mode();
     config->retained_rings = settings.retained;
     config->start = flightrec_is_running();
     config->prefault = settings.prefault;

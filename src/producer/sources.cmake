@@ -3,6 +3,7 @@
 # alone; the next consumers of them read regions from other processes.
 flightrec_library(NAME flightrec SOURCES
   common/errors.c
+  common/filter-spec.c
   producer/control.c
   producer/dump.c
   producer/event-names.c

@@ -95,6 +95,10 @@ int fr_region_check(const void *region, size_t size, char *message,
         h->names_offset % FLIGHTREC_REGION_ALIGN != 0)
         return refuse(message, message_size,
                       "byte 40: control or name block outside the region");
+    if (!inside(h->hot_offset, sizeof(struct flightrec_region_hot), used) ||
+        h->hot_offset % FLIGHTREC_REGION_ALIGN != 0)
+        return refuse(message, message_size,
+                      "byte 128: hot page outside the region");
 
     const unsigned char *base = region;
     uint32_t count = atomic_load_explicit(&h->ring_count, memory_order_relaxed);

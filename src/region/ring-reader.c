@@ -147,7 +147,12 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
 {
     uintptr_t oldest =
         head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
-    if (id->mode == FLIGHTREC_MODE_DISCARD) {
+    /* The mode may change under the copy (flightrec ctl): the writer says
+     * so before it overwrites anything, so a copy validated after that
+     * sees the flight bound. */
+    if (id->mode == FLIGHTREC_MODE_DISCARD &&
+        atomic_load_explicit(&ring->mode, memory_order_acquire) ==
+            FLIGHTREC_MODE_DISCARD) {
         uintptr_t tail = atomic_load_explicit(&ring->tail,
                                               memory_order_acquire);
         uintptr_t bound = later(tail, id->start);
@@ -344,6 +349,22 @@ int fr_ring_has_news(const ring_t *ring)
 int fr_ring_fully_read(const ring_t *ring)
 {
     return !fr_ring_has_news(ring);
+}
+
+int fr_rewind_requested(const struct flightrec_region_control *control,
+                        uint32_t *request)
+{
+    *request = atomic_load_explicit(&control->rewind_request,
+                                    memory_order_acquire);
+    return *request != atomic_load_explicit(&control->rewind_done,
+                                            memory_order_relaxed);
+}
+
+void fr_rewind_served(struct flightrec_region_control *control,
+                      uint32_t request)
+{
+    atomic_store_explicit(&control->rewind_done, request,
+                          memory_order_release);
 }
 
 void fr_ring_rewind(ring_t *ring)

@@ -49,6 +49,14 @@ int fr_ring_has_news(const struct flightrec_region_ring *ring);
  * mode), without reporting a loss for it. */
 void fr_ring_rewind(struct flightrec_region_ring *ring);
 
+/* A rewind another process asked for (`flightrec ctl PID rewind`): the
+ * consumer, about to drain, gets 1 and the request in *@request, rewinds
+ * every ring it drains, and then calls fr_rewind_served(). */
+int fr_rewind_requested(const struct flightrec_region_control *control,
+                        uint32_t *request);
+void fr_rewind_served(struct flightrec_region_control *control,
+                      uint32_t request);
+
 /* Whether the reader has everything the current owner recorded and lost. */
 int fr_ring_fully_read(const struct flightrec_region_ring *ring);
 

@@ -6,6 +6,7 @@
 #include <flightrec/region.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -297,4 +298,30 @@ void fr_consumer_release(struct flightrec_region_control *control,
             &control->consumer_claim, &current, 0, memory_order_acq_rel,
             memory_order_relaxed))
         atomic_store_explicit(&control->consumer_pid, 0, memory_order_relaxed);
+}
+
+void fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start)
+{
+    uint64_t mine = claim_token(pid, start);
+    for (unsigned spins = 0;; spins++) {
+        uint64_t current = 0;
+        if (atomic_compare_exchange_weak_explicit(lock, &current, mine,
+                                                  memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        /* Checking a holder's life costs a /proc read: now and then. */
+        if (spins % 64 == 63 && !claim_alive(current) &&
+            atomic_compare_exchange_strong_explicit(lock, &current, mine,
+                                                    memory_order_acquire,
+                                                    memory_order_relaxed))
+            return;
+        sched_yield();
+    }
+}
+
+void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start)
+{
+    uint64_t mine = claim_token(pid, start);
+    (void)atomic_compare_exchange_strong_explicit(
+        lock, &mine, 0, memory_order_release, memory_order_relaxed);
 }

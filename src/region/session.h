@@ -13,6 +13,7 @@
 #ifndef FLIGHTREC_SESSION_H
 #define FLIGHTREC_SESSION_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,5 +73,11 @@ struct flightrec_region_control;
  * consumer that died is taken over, so none goes stale. */
 int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
                       uint64_t start, int32_t *holder);
+/* The control lock of a region (struct flightrec_region_control, lock):
+ * taken by whoever changes the control words, the program or `flightrec
+ * ctl`; a holder that died (its pid gone or reused) loses it.  Waits while
+ * a live holder has it (a few stores). */
+void fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start);
+void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start);
 void fr_consumer_release(struct flightrec_region_control *control,
                          int32_t pid);

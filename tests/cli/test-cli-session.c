@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -324,6 +325,17 @@ TEST(stream_delivers_or_counts_every_event)
     FILE *consumer = popen(cmd, "r");
     CHECK(consumer != NULL);
     wait_ready();
+    /* The consumer has the session before the process may go (a session
+     * gone before it looked is "no session"). */
+    char args[100], out[4096], err[4096];
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    for (int i = 0; i < 1000; i++) {
+        CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+        if (strstr(out, "consumer    process ") != NULL)
+            break;
+        usleep(5000);
+    }
+    CHECK(strstr(out, "consumer    process ") != NULL);
     close(hold);
     int status;
     CHECK_EQ_I(waitpid(child, &status, 0), child);
@@ -450,7 +462,18 @@ TEST(damaged_and_foreign_session_files)
     snprintf(args, sizeof(args), "dump -o '%s/x.rec' '%s'", scratch, path);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
     CHECK(strstr(err, "belongs to another user: refused") != NULL);
+    snprintf(args, sizeof(args), "ctl '%s' stop", path);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK(strstr(err, "belongs to another user: refused") != NULL);
     CHECK_EQ_I(chown(path, getuid(), getgid()), 0);
+    /* A dead process is read, not controlled. */
+    snprintf(args, sizeof(args), "ctl '%s' stop", path);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    snprintf(cmd, sizeof(cmd),
+             "flightrec ctl: process %d is not running: its session can be "
+             "read (flightrec dump) but not controlled\n",
+             (int)pid);
+    CHECK_EQ_S(err, cmd);
     /* And another user cannot even reach this user's sessions. */
     pid_t other = fork();
     if (other == 0) {
@@ -544,6 +567,393 @@ TEST(full_file_system_gives_private_memory)
     sp_free(&s);
     free(bytes);
     fclose(file);
+}
+
+/*=====   flightrec ctl   =====*/
+
+/* A process whose threads record without end: thread i records USER(i)
+ * and then USER(5) ("other_event") with the same sequence number, and
+ * notes how far it got; thread 0 also notes what the API says. */
+struct loop_log {
+    _Atomic uint64_t done[THREADS];
+    _Atomic int32_t tid[THREADS];
+    _Atomic int api_running;
+    _Atomic int api_filter_other;   /* flightrec_filter_get(USER(5)) */
+    _Atomic int stop;
+};
+
+static struct loop_log *loop;
+
+#define OTHER_EVENT FLIGHTREC_USER(5)
+
+static void *looper(void *arg)
+{
+    uintptr_t index = (uintptr_t)arg;
+    atomic_store(&loop->tid[index], (int32_t)gettid());
+    for (uint64_t i = 0; !atomic_load(&loop->stop); i++) {
+        flightrec_produce(FLIGHTREC_USER(index), (uintptr_t)i);
+        flightrec_produce(OTHER_EVENT, (uintptr_t)i);
+        atomic_store(&loop->done[index], i + 1);
+        if (index == 0) {
+            atomic_store(&loop->api_running, flightrec_is_running());
+            atomic_store(&loop->api_filter_other,
+                         flightrec_filter_get(OTHER_EVENT));
+        }
+        usleep(200);
+    }
+    return NULL;
+}
+
+static pid_t start_looper(uint32_t items)
+{
+    loop = mmap(NULL, sizeof(*loop), PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(loop != MAP_FAILED);
+    memset(loop, 0, sizeof(*loop));
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        /* A failed check must not leave it looping. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        struct flightrec_config config;
+        flightrec_config_init(&config);
+        config.items_per_ring = items;
+        if (flightrec_setup(&config) != 0 ||
+            flightrec_event_set_name(OTHER_EVENT, "other_event") != 0)
+            _exit(2);
+        pthread_t t[THREADS];
+        for (uintptr_t i = 0; i < THREADS; i++)
+            pthread_create(&t[i], NULL, looper, (void *)i);
+        for (int i = 0; i < THREADS; i++)
+            pthread_join(t[i], NULL);
+        exit(0);
+    }
+    for (int i = 0; i < 20000; i++) {
+        int ready = 1;
+        for (int t = 0; t < THREADS; t++)
+            ready &= atomic_load(&loop->done[t]) >= 20;
+        if (ready)
+            return child;
+        usleep(1000);
+    }
+    TEST_FAIL("the looping recorder did not start");
+    return child;
+}
+
+/* Waits until every thread got @more iterations past where it was. */
+static void loop_advance(uint64_t more)
+{
+    uint64_t from[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        from[t] = atomic_load(&loop->done[t]);
+    for (int i = 0; i < 20000; i++) {
+        int there = 1;
+        for (int t = 0; t < THREADS; t++)
+            there &= atomic_load(&loop->done[t]) >= from[t] + more;
+        if (there)
+            return;
+        usleep(1000);
+    }
+    TEST_FAIL("the recorder's threads stopped looping");
+}
+
+static void stop_looper(pid_t child)
+{
+    atomic_store(&loop->stop, 1);
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Per thread of the looper: the events of a dump. */
+struct loop_seen {
+    uint64_t own, own_after, other, other_after, own_max, other_max;
+    uint64_t duplicates, discarded;
+    uint64_t first_seen;    /* deliveries of sequence number 0 */
+    int any_own;
+};
+
+struct loop_decoded {
+    struct loop_seen t[THREADS];
+    uint64_t after[THREADS];  /* sequence numbers above this are "after" */
+};
+
+static int loop_thread(const struct flightrec_record *rec)
+{
+    for (int t = 0; t < THREADS; t++)
+        if (rec->ring_info != NULL &&
+            rec->ring_info->thread_id == atomic_load(&loop->tid[t]))
+            return t;
+    return -1;
+}
+
+static int on_loop_record(const struct flightrec_record *rec, void *arg)
+{
+    struct loop_decoded *d = arg;
+    int t = loop_thread(rec);
+    if (t < 0)
+        return 0;
+    struct loop_seen *s = &d->t[t];
+    if (rec->type == FLIGHTREC_RECORD_LOSS) {
+        if (rec->loss_kind == FLIGHTREC_LOSS_DISCARD)
+            s->discarded += rec->loss_count;
+        return 0;
+    }
+    if (rec->type != FLIGHTREC_RECORD_EVENT)
+        return 0;
+    uint64_t seq = rec->data;
+    if (rec->event == FLIGHTREC_USER((unsigned)t)) {
+        if (s->any_own && seq <= s->own_max)
+            s->duplicates++; /* delivered again */
+        s->any_own = 1;
+        s->first_seen += seq == 0;
+        s->own++;
+        s->own_after += seq > d->after[t];
+        if (seq > s->own_max)
+            s->own_max = seq;
+    } else if (rec->event == OTHER_EVENT) {
+        s->other++;
+        s->other_after += seq > d->after[t];
+        if (seq > s->other_max)
+            s->other_max = seq;
+    }
+    return 0;
+}
+
+static void loop_decode(const char *path, struct loop_decoded *d,
+                        const uint64_t *after)
+{
+    memset(d, 0, sizeof(*d));
+    for (int t = 0; t < THREADS; t++)
+        d->after[t] = after != NULL ? after[t] : UINT64_MAX;
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    size_t len;
+    unsigned char *bytes = sp_read_fd(fd, &len);
+    close(fd);
+    /* Ring order, not time order: the sequence numbers tell repeats. */
+    struct flightrec_client_options options = {
+        .on_record = on_loop_record, .arg = d,
+    };
+    flightrec_client *client;
+    CHECK_EQ_I(flightrec_client_create(&client, &options), 0);
+    CHECK_EQ_I(flightrec_client_feed(client, bytes, len), 0);
+    CHECK_EQ_I(flightrec_client_finish(client), 0);
+    flightrec_client_destroy(client);
+    free(bytes);
+}
+
+static void dump_to(pid_t pid, const char *name, char *path, size_t size)
+{
+    char args[1400], err[4096];
+    out_path(path, size, name);
+    unlink(path);
+    snprintf(args, sizeof(args), "dump -o '%s' %d", path, (int)pid);
+    CHECK_EQ_I(run(args, NULL, 0, err, sizeof(err)), 0);
+    /* At most the note that the process had not calibrated its counter
+     * yet (its first 20 ms). */
+    if (err[0] != '\0')
+        CHECK(strncmp(err, "flightrec dump: the process had not calibrated",
+                      46) == 0);
+}
+
+static void ctl(pid_t pid, const char *actions)
+{
+    char args[1400], out[4096], err[4096];
+    snprintf(args, sizeof(args), "ctl %d %s", (int)pid, actions);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK_EQ_S(out, "");
+    CHECK_EQ_S(err, "");
+}
+
+static void snapshot_done(uint64_t *done)
+{
+    for (int t = 0; t < THREADS; t++)
+        done[t] = atomic_load(&loop->done[t]);
+}
+
+TEST(ctl_stop_start_and_filter_reach_every_thread)
+{
+    use_own_sessions("ctl");
+    pid_t child = start_looper(4096);
+    char path[600], out[4096], err[4096], args[200], expect[600];
+
+    /* Stop: once ctl returns, no thread records anything newer; each
+     * thread goes on looping, and the program's API says stopped. */
+    ctl(child, "stop");
+    uint64_t at_stop[THREADS];
+    snapshot_done(at_stop);
+    loop_advance(50);
+    CHECK_EQ_I(atomic_load(&loop->api_running), 0);
+    struct loop_decoded d;
+    dump_to(child, "stopped.rec", path, sizeof(path));
+    loop_decode(path, &d, at_stop);
+    for (int t = 0; t < THREADS; t++) {
+        CHECK(d.t[t].own >= 19);
+        CHECK_EQ_U(d.t[t].own_after, 0);
+        CHECK_EQ_U(d.t[t].other_after, 0);
+    }
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(expect, sizeof(expect),
+             "process     %d (test-cli-sessio), alive\n"
+             "state       stopped\n"
+             "mode        flight\n"
+             "filter      all\n",
+             (int)child);
+    CHECK(strncmp(out, expect, strlen(expect)) == 0);
+
+    /* Start with a filter by name: from then on every thread records its
+     * other_event and nothing else. */
+    ctl(child, "start filter -all,+other_*");
+    uint64_t at_start[THREADS];
+    snapshot_done(at_start);
+    loop_advance(50);
+    CHECK_EQ_I(atomic_load(&loop->api_running), 1);
+    CHECK_EQ_I(atomic_load(&loop->api_filter_other), 1);
+    dump_to(child, "filtered.rec", path, sizeof(path));
+    loop_decode(path, &d, at_start);
+    for (int t = 0; t < THREADS; t++) {
+        CHECK_EQ_U(d.t[t].own_after, 0);
+        CHECK(d.t[t].other_after >= 49);
+    }
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "state       started\n") != NULL);
+    CHECK(strstr(out, "filter      -all,+517\n") != NULL);
+
+    /* Everything again: each thread's own events come back. */
+    ctl(child, "filter all");
+    uint64_t at_all[THREADS];
+    snapshot_done(at_all);
+    loop_advance(50);
+    dump_to(child, "all.rec", path, sizeof(path));
+    loop_decode(path, &d, at_all);
+    for (int t = 0; t < THREADS; t++) {
+        CHECK(d.t[t].own_after >= 49);
+        CHECK(d.t[t].other_after >= 49);
+    }
+
+    /* Refusals change nothing and say why. */
+    snprintf(args, sizeof(args), "ctl %d filter no_such_event", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK_EQ_S(err, "flightrec ctl: bad filter term at byte 1 of "
+                    "'no_such_event' (an unknown name, a bad range or a "
+                    "stray comma)\n");
+    snprintf(args, sizeof(args), "ctl %d mode sideways", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 2);
+    CHECK(strncmp(err, "flightrec ctl: unknown mode 'sideways' (flight or "
+                       "discard)\n", 58) == 0);
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "filter      all\n") != NULL);
+    stop_looper(child);
+}
+
+TEST(ctl_mode_switches_every_ring)
+{
+    use_own_sessions("ctl-mode");
+    pid_t child = start_looper(1024);
+    char path[600], out[8192], err[4096], args[200];
+    /* Discard, with no consumer: each ring fills up, then drops, and the
+     * dump holds the oldest events with the drops counted. */
+    ctl(child, "mode discard");
+    uint64_t at_switch[THREADS];
+    snapshot_done(at_switch);
+    loop_advance(1200);
+    struct loop_decoded d;
+    dump_to(child, "discard.rec", path, sizeof(path));
+    loop_decode(path, &d, at_switch);
+    uint64_t now[THREADS];
+    snapshot_done(now);
+    for (int t = 0; t < THREADS; t++) {
+        CHECK(d.t[t].discarded > 0);
+        /* Nothing newer than the ring's capacity after the switch. */
+        CHECK(d.t[t].own_max < at_switch[t] + 1024);
+        CHECK(d.t[t].own_max + 100 < now[t]);
+    }
+    snprintf(args, sizeof(args), "ls --json");
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "\"mode\":\"discard\"") != NULL);
+    /* Rewind needs flight mode. */
+    snprintf(args, sizeof(args), "ctl %d rewind", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    CHECK_EQ_S(err, "flightrec ctl: rewind needs flight mode: in discard "
+                    "mode the rings hold nothing the consumer has not "
+                    "read\n");
+    /* Flight again: the newest events overwrite the oldest. */
+    ctl(child, "mode flight");
+    loop_advance(1200);
+    uint64_t before[THREADS];
+    snapshot_done(before);
+    dump_to(child, "flight.rec", path, sizeof(path));
+    loop_decode(path, &d, NULL);
+    for (int t = 0; t < THREADS; t++)
+        CHECK(d.t[t].own_max + 1 >= before[t]);
+    stop_looper(child);
+}
+
+TEST(ctl_rewind_makes_the_consumer_read_again)
+{
+    use_own_sessions("ctl-rewind");
+    pid_t child = start_looper(4096);
+    char stream_out[600];
+    out_path(stream_out, sizeof(stream_out), "stream.rec");
+    pid_t consumer = fork();
+    if (consumer == 0) {
+        char pid_text[16];
+        snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+        execl(FLIGHTREC_BIN, "flightrec", "stream", "-o", stream_out,
+              pid_text, (char *)NULL);
+        _exit(127);
+    }
+    /* The consumer has the session and has read it. */
+    char args[200], out[4096], err[4096], expect[100];
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    snprintf(expect, sizeof(expect), "consumer    process %d\n", (int)consumer);
+    for (int i = 0; i < 500; i++) {
+        CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+        if (strstr(out, expect) != NULL)
+            break;
+        usleep(10000);
+    }
+    CHECK(strstr(out, expect) != NULL);
+    /* It has written what it read first (every thread's first events)
+     * into its temporary file, renamed when it ends. */
+    struct stat st;
+    char temp[700];
+    snprintf(temp, sizeof(temp), "%s.tmp-%d", stream_out, (int)consumer);
+    for (int i = 0; i < 500; i++) {
+        if (stat(temp, &st) == 0 && st.st_size > 4096)
+            break;
+        usleep(10000);
+    }
+    CHECK(st.st_size > 4096);
+    loop_advance(100);
+    ctl(child, "rewind");
+    /* Until the consumer serves it, ctl says so. */
+    for (int i = 0; i < 500; i++) {
+        CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+        if (strstr(out, "rewind      pending") == NULL)
+            break;
+        usleep(10000);
+    }
+    CHECK(strstr(out, "rewind      pending") == NULL);
+    loop_advance(100);
+    stop_looper(child);
+    int status;
+    CHECK_EQ_I(waitpid(consumer, &status, 0), consumer);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* What the rings held when the consumer served the rewind came again:
+     * each thread's sequence numbers go back once. */
+    struct loop_decoded d;
+    loop_decode(stream_out, &d, NULL);
+    for (int t = 0; t < THREADS; t++) {
+        /* The first event, read before the rewind and again after it:
+         * the ring never wrapped, so the re-read starts there. */
+        CHECK_EQ_U(d.t[t].first_seen, 2);
+        CHECK(d.t[t].duplicates >= 1);
+        CHECK(d.t[t].own >= 220);
+    }
 }
 
 TEST_MAIN()

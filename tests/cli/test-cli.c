@@ -439,7 +439,7 @@ TEST(synopsis)
 #ifdef FLIGHTREC_HAVE_RECORD
         "record",
 #endif
-        "ls", "dump", "stream", "rm",
+        "ls", "dump", "stream", "ctl", "connect", "rm",
     };
     char *man = read_file(FLIGHTREC_MAN_MD);
 

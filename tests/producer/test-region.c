@@ -88,9 +88,26 @@ TEST(header_describes_the_region)
     CHECK_EQ_U(h->byte_order, *(const unsigned char *)&probe == 1
                                   ? FLIGHTREC_REGION_LITTLE_ENDIAN
                                   : FLIGHTREC_REGION_BIG_ENDIAN);
-    CHECK_EQ_U(h->header_size, 128);
-    CHECK_EQ_U(h->control_offset, 128);
-    CHECK_EQ_U(h->names_offset, 128 + 192);
+    CHECK_EQ_U(h->header_size, 192);
+    CHECK_EQ_U(h->control_offset, 192);
+    CHECK_EQ_U(h->names_offset, 192 + 192);
+    /* The hot page has its page, and it is the one the hot path reads. */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    CHECK_EQ_U(h->hot_offset % page, 0);
+    CHECK_EQ_U(h->rings_offset, h->hot_offset + page);
+    CHECK_EQ_U(h->flags, FLIGHTREC_REGION_HOT_SHARED);
+    const struct flightrec_region_hot *hot =
+        (const void *)(flightrec__region_base + h->hot_offset);
+    CHECK((const void *)hot != (const void *)&flightrec__control_page);
+    flightrec_filter_set(FLIGHTREC_USER(7), 0);
+    CHECK_EQ_U(atomic_load(&hot->filter[FLIGHTREC_USER(7) / 32]) >>
+                   (FLIGHTREC_USER(7) % 32) & 1u, 0);
+    /* A store into the file's page is seen by the hot path: one page. */
+    atomic_fetch_or(&((struct flightrec_region_hot *)(void *)hot)
+                         ->filter[FLIGHTREC_USER(7) / 32],
+                    1u << (FLIGHTREC_USER(7) % 32));
+    CHECK_EQ_I(flightrec_event_enabled(FLIGHTREC_USER(7)), 1);
+    flightrec_filter_set(FLIGHTREC_USER(7), 1);
     CHECK_EQ_U(h->library_version, FLIGHTREC_VERSION_NUMBER);
     CHECK_EQ_I(h->process_id, getpid());
     CHECK_EQ_U(atomic_load(&h->ring_count), 2);
@@ -172,7 +189,16 @@ TEST(foreign_regions_are_refused_with_a_message)
     h->library_version = (3u << 16) | (1u << 8) | 4u;
     snprintf(expected, sizeof(expected),
              "region layout version 7 (written by flightrec 3.1.4); this "
-             "reader (flightrec %s) reads layout version 1",
+             "reader (flightrec %s) reads layout version 2",
+             ours);
+    expect_refusal(copy, size, expected);
+    /* The layout before the hot page (flightrec 0.2.0 sessions of
+     * earlier builds) is refused too, not misread. */
+    h->layout_version = 1;
+    h->library_version = (0u << 16) | (2u << 8) | 0u;
+    snprintf(expected, sizeof(expected),
+             "region layout version 1 (written by flightrec 0.2.0); this "
+             "reader (flightrec %s) reads layout version 2",
              ours);
     expect_refusal(copy, size, expected);
     h->layout_version = FLIGHTREC_REGION_LAYOUT_VERSION;
@@ -200,7 +226,7 @@ TEST(foreign_regions_are_refused_with_a_message)
              size - 1);
     expect_refusal(copy, size - 1, expected);
     expect_refusal(copy, 100,
-                   "region of 100 bytes: too short for its 128-byte header");
+                   "region of 100 bytes: too short for its 192-byte header");
 
     /* A ring list that points outside, and one that loops. */
     uint64_t first = atomic_load(&h->ring_list);
@@ -226,7 +252,8 @@ TEST(foreign_regions_are_refused_with_a_message)
  * ring reader turns it into the chunk the format document describes. */
 TEST(ring_reader_reads_a_region_built_by_hand)
 {
-    const size_t ring_at = 128 + 192 + sizeof(struct flightrec_region_names);
+    const size_t hot_at = 192 + 192 + sizeof(struct flightrec_region_names);
+    const size_t ring_at = hot_at + sizeof(struct flightrec_region_hot);
     const size_t ring_at_aligned = (ring_at + 63) & ~(size_t)63;
     const size_t items_at = ring_at_aligned + 448;
     const size_t size = items_at + 16 * sizeof(struct flightrec_region_item);
@@ -235,23 +262,24 @@ TEST(ring_reader_reads_a_region_built_by_hand)
     memset(base, 0, size);
     struct flightrec_region_header *h = (void *)base;
     h->magic = FLIGHTREC_REGION_MAGIC;
-    h->layout_version = 1;
+    h->layout_version = 2;
     h->word_size = sizeof(uintptr_t);
     const uint16_t probe = 1;
     h->byte_order = *(const unsigned char *)&probe == 1 ? 1 : 2;
-    h->header_size = 128;
+    h->header_size = 192;
     h->ring_size = sizeof(struct flightrec_region_ring);
     h->item_size = sizeof(struct flightrec_region_item);
     h->region_size = size;
     atomic_store(&h->used, size);
-    h->control_offset = 128;
-    h->names_offset = 128 + 192;
+    h->control_offset = 192;
+    h->names_offset = 192 + 192;
+    h->hot_offset = hot_at;
     h->rings_offset = ring_at_aligned;
     atomic_store(&h->ring_list, ring_at_aligned);
     atomic_store(&h->ring_count, 1);
     h->process_id = 4242;
     atomic_store(&h->counter_frequency, 1000000000u);
-    struct flightrec_region_control *c = (void *)(base + 128);
+    struct flightrec_region_control *c = (void *)(base + 192);
     c->items = 16;
 
     struct flightrec_region_ring *ring = (void *)(base + ring_at_aligned);

@@ -51,9 +51,11 @@ int cmd_ls(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_connect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /*=====   Messages   =====*/
@@ -256,6 +258,27 @@ static inline char *cli_out_reserve(struct cli_out *o, size_t n)
 
 /** Writes @a n arbitrary bytes (any size). */
 int cli_out_write(struct cli_out *o, const void *data, size_t n);
+
+/*=====   print's text output for records decoded elsewhere   =====*/
+
+/**
+ * The lines of `flightrec print` (no option) for a client its caller feeds
+ * itself: flightrec connect --print uses print's own code through these.
+ */
+struct cli_printer;
+
+/** A printer writing to @a fd; NULL when out of memory. */
+struct cli_printer *cli_printer_new(int fd);
+/** The client whose records are printed (for event names); before the
+ * first record. */
+void cli_printer_attach(struct cli_printer *printer, flightrec_client *client);
+/** flightrec_client_options::on_record, with the printer as its arg;
+ * non-zero after a write error. */
+int cli_printer_on_record(const struct flightrec_record *r, void *printer);
+/** Writes what is buffered; 0, or the errno of the first failed write. */
+int cli_printer_flush(struct cli_printer *printer);
+/** Frees the printer (not its client); accepts NULL. */
+void cli_printer_free(struct cli_printer *printer);
 
 /*=====   Formatting (return the end of what they wrote)   =====*/
 

@@ -544,6 +544,56 @@ static void flush_on_idle(void *arg)
     cli_out_flush(&p->out);
 }
 
+/*=====   Printing for another command (connect --print)   =====*/
+
+/* The same context, the same callback and the same text lines as print
+ * itself: connect decodes a socket, print a file or a pipe. */
+struct cli_printer {
+    struct print_ctx ctx;
+};
+
+struct cli_printer *cli_printer_new(int fd)
+{
+    struct cli_printer *printer = calloc(1, sizeof(*printer));
+
+    if (printer == NULL)
+        return NULL;
+    cli_event_filter_init(&printer->ctx.events);
+    cli_thread_filter_init(&printer->ctx.threads);
+    printer->ctx.to_ns = UINT64_MAX;
+    if (cli_out_init(&printer->ctx.out, fd, 1u << 20) != 0) {
+        free(printer);
+        return NULL;
+    }
+    return printer;
+}
+
+void cli_printer_attach(struct cli_printer *printer, flightrec_client *client)
+{
+    printer->ctx.client = client;
+}
+
+int cli_printer_on_record(const struct flightrec_record *r, void *printer)
+{
+    return on_record(r, &((struct cli_printer *)printer)->ctx);
+}
+
+int cli_printer_flush(struct cli_printer *printer)
+{
+    cli_out_flush(&printer->ctx.out);
+    return printer->ctx.out.failed;
+}
+
+void cli_printer_free(struct cli_printer *printer)
+{
+    if (printer == NULL)
+        return;
+    cli_out_free(&printer->ctx.out);
+    cli_event_filter_free(&printer->ctx.events);
+    cli_thread_filter_free(&printer->ctx.threads);
+    free(printer);
+}
+
 enum {
     OPT_CSV = 256,
     OPT_JSON,

@@ -396,6 +396,9 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
     frw_put_event_names(sink,
                        (const void *)(base + h->names_offset), seen);
     int alive = consume ? 1 : fr_session_alive(base);
+    uint32_t rewind_request = 0;
+    int rewind = consume && fr_rewind_requested(control_of(base),
+                                                &rewind_request);
     uint32_t count = atomic_load(&h->ring_count);
     uint64_t at = atomic_load(&h->ring_list);
     for (uint32_t n = 0; at != 0 && n <= count + 1024; n++) {
@@ -413,12 +416,16 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, int consume,
                 ? live_name(base, atomic_load(&r->owner.tid), words)
                 : NULL;
         if (consume) {
+            if (rewind)
+                fr_ring_rewind(r);
             if (fr_ring_has_news(r))
                 (void)fr_ring_drain(sink, base, r, name);
         } else {
             (void)fr_ring_dump(sink, base, r, name);
         }
     }
+    if (rewind)
+        fr_rewind_served(control_of(base), rewind_request);
 }
 
 /* cli_session_dump(): print, stats and convert of a PID. */

@@ -25,7 +25,9 @@ static int cmd_help(int argc, char **argv);
 
 /* Sorted by name. */
 static const struct flightrec_cmd cmds[] = {
+    { "connect", cmd_connect, "record a stream from a flightrec or RTEMS server" },
     { "convert", cmd_convert, "convert a stream to CTF, Perfetto, ftrace or JSON" },
+    { "ctl", cmd_ctl, "show or change a running program's recording" },
     { "dump", cmd_dump, "write what a session's rings hold, live or dead" },
     { "help", cmd_help, "show help for flightrec or a command" },
     { "ls", cmd_ls, "list this user's sessions (recording processes)" },

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * flightrec ctl: shows and changes a running program's control words in
+ * its session file (docs/recording.md, "Controlling a running program").
+ *
+ * The program's hot path reads the session file's hot page itself, so a
+ * change here is seen at each thread's next event; the program's own API
+ * calls take the same control lock and take in what changed.
+ */
+#define _GNU_SOURCE /* O_NOFOLLOW */
+#include "cli.h"
+
+#include "../../src/common/filter-spec.h"
+#include "../../src/region/session.h"
+
+#include <flightrec/region.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char ctl_usage[] =
+    "usage: flightrec ctl PID|FILE [ACTION...]\n"
+    "\n"
+    "Shows (no ACTION) or changes the recording of a running program.\n"
+    "Changes take effect at each thread's next event; a mode change at each\n"
+    "thread's next record that takes the slow path (at most a quarter ring\n"
+    "or 2^21 counter ticks later).  Actions, applied in order:\n"
+    "\n"
+    "  start               record again\n"
+    "  stop                record nothing (the rings keep what they hold)\n"
+    "  rewind              the consumer's next read starts at the oldest\n"
+    "                      event the rings hold (flight mode)\n"
+    "  mode flight|discard overwrite the oldest / drop the newest when full\n"
+    "  filter SPEC         change the event filter: comma-separated terms,\n"
+    "                      each +TERM (record, the default) or -TERM\n"
+    "                      (ignore), applied in order; a TERM is all, user,\n"
+    "                      system, an id, a range 600-700, an event name or\n"
+    "                      a glob (MUTEX_*, 'net_*'); e.g. 'all,-600-700',\n"
+    "                      '-all,+MUTEX_*'\n"
+    "\n"
+    "  -h, --help          show this help\n";
+
+static const struct flightrec_region_header *header_of(const unsigned char *b)
+{
+    return (const void *)b;
+}
+
+static struct flightrec_region_control *control_of(unsigned char *b)
+{
+    return (void *)(b + header_of(b)->control_offset);
+}
+
+static struct flightrec_region_hot *hot_of(unsigned char *b)
+{
+    return (void *)(b + header_of(b)->hot_offset);
+}
+
+static const struct flightrec_region_process *process_of(const unsigned char *b)
+{
+    return (const void *)(b + header_of(b)->process_offset);
+}
+
+/* The names the program registered, from the session's name table. */
+static void registered_name(uint32_t event, char *out, size_t size,
+                            void *context)
+{
+    const struct flightrec_region_names *names = context;
+    size_t n = 0;
+    if (atomic_load(&names->serial[event]) != 0) {
+        for (; n + 1 < size && n < 4 * FLIGHTREC_REGION_EVENT_NAME_WORDS;
+             n++) {
+            uint32_t word = atomic_load(&names->words[event][n / 4]);
+            char c = (char)((word >> (8 * (n % 4))) & 0xffu);
+            if (c == '\0')
+                break;
+            out[n] = c;
+        }
+    }
+    out[n] = '\0';
+}
+
+enum action_kind { ACT_START, ACT_STOP, ACT_REWIND, ACT_MODE, ACT_FILTER };
+
+struct action {
+    enum action_kind kind;
+    const char *arg;
+};
+
+/* Parses the actions of argv[from..]; their count, or -1 after a usage
+ * message. */
+static int parse_actions(int argc, char **argv, int from,
+                         struct action *out, int max)
+{
+    int n = 0;
+    for (int i = from; i < argc; i++) {
+        if (n == max) {
+            cli_usage_error(ctl_usage, "too many actions");
+            return -1;
+        }
+        const char *word = argv[i];
+        struct action *a = &out[n++];
+        a->arg = NULL;
+        if (strcmp(word, "start") == 0) {
+            a->kind = ACT_START;
+        } else if (strcmp(word, "stop") == 0) {
+            a->kind = ACT_STOP;
+        } else if (strcmp(word, "rewind") == 0) {
+            a->kind = ACT_REWIND;
+        } else if (strcmp(word, "mode") == 0 || strcmp(word, "filter") == 0) {
+            if (i + 1 >= argc) {
+                cli_usage_error(ctl_usage, "'%s' needs a value", word);
+                return -1;
+            }
+            a->kind = word[0] == 'm' ? ACT_MODE : ACT_FILTER;
+            a->arg = argv[++i];
+            if (a->kind == ACT_MODE && strcmp(a->arg, "flight") != 0 &&
+                strcmp(a->arg, "discard") != 0) {
+                char safe[80];
+                cli_usage_error(ctl_usage,
+                                "unknown mode '%s' (flight or discard)",
+                                cli_escape(safe, sizeof(safe), a->arg));
+                return -1;
+            }
+        } else {
+            char safe[80];
+            cli_usage_error(ctl_usage, "unknown action '%s'",
+                            cli_escape(safe, sizeof(safe), word));
+            return -1;
+        }
+    }
+    return n;
+}
+
+static void show_state(unsigned char *base)
+{
+    const struct flightrec_region_process *p = process_of(base);
+    struct flightrec_region_control *c = control_of(base);
+    uint32_t wanted[FR_FILTER_WORDS];
+    for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
+        wanted[i] = atomic_load(&c->filter[i]);
+    char spec[600], program[sizeof(p->program) + 1], safe[80];
+    fr_filter_spec_format(wanted, spec, sizeof(spec));
+    memcpy(program, p->program, sizeof(p->program));
+    program[sizeof(p->program)] = '\0';
+    int32_t consumer = atomic_load(&c->consumer_pid);
+    printf("process     %d (%s), %s\n", (int)p->pid,
+           cli_escape(safe, sizeof(safe), program),
+           fr_session_alive(base) ? "alive" : "dead");
+    printf("state       %s\n", atomic_load(&c->running) ? "started" : "stopped");
+    printf("mode        %s\n", atomic_load(&c->mode) == FLIGHTREC_REGION_MODE_DISCARD
+                                   ? "discard"
+                                   : "flight");
+    printf("filter      %s\n", spec);
+    printf("generation  %u\n", (unsigned)atomic_load(&c->generation));
+    if (consumer != 0)
+        printf("consumer    process %d\n", (int)consumer);
+    else
+        printf("consumer    none\n");
+    if (atomic_load(&c->rewind_request) != atomic_load(&c->rewind_done))
+        printf("rewind      pending: at the consumer's next read\n");
+    printf("control     %s\n",
+           header_of(base)->flags & FLIGHTREC_REGION_HOT_SHARED
+               ? "shared: changes reach every thread's next event"
+               : "private: this process cannot be controlled from outside");
+}
+
+/* Applies @actions under the region's control lock; 0 or -1 after a
+ * message (then nothing was changed). */
+static int apply(unsigned char *base, const struct action *actions, int n)
+{
+    struct flightrec_region_control *c = control_of(base);
+    const struct flightrec_region_names *names =
+        (const void *)(base + header_of(base)->names_offset);
+    int32_t me = (int32_t)getpid();
+    uint64_t start = fr_process_start_time(me);
+    fr_control_lock(&c->lock, me, start);
+    uint32_t wanted[FR_FILTER_WORDS];
+    for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
+        wanted[i] = atomic_load(&c->filter[i]);
+    int running = atomic_load(&c->running) != 0;
+    uint32_t mode = atomic_load(&c->mode);
+    int rewinds = 0, rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const struct action *a = &actions[i];
+        switch (a->kind) {
+        case ACT_START:
+            running = 1;
+            break;
+        case ACT_STOP:
+            running = 0;
+            break;
+        case ACT_REWIND:
+            rewinds++;
+            break;
+        case ACT_MODE:
+            mode = strcmp(a->arg, "discard") == 0
+                       ? FLIGHTREC_REGION_MODE_DISCARD
+                       : FLIGHTREC_REGION_MODE_FLIGHT;
+            break;
+        case ACT_FILTER: {
+            size_t bad = 0;
+            if (fr_filter_spec_apply(wanted, a->arg, registered_name,
+                                     (void *)names, 0, &bad) != 0) {
+                char safe[300];
+                cli_msg(0, "bad filter term at byte %zu of '%s' (an unknown "
+                           "name, a bad range or a stray comma)",
+                        bad + 1, cli_escape(safe, sizeof(safe), a->arg));
+                rc = -1;
+            }
+            break;
+        }
+        }
+    }
+    if (rc == 0 && rewinds && mode != FLIGHTREC_REGION_MODE_FLIGHT) {
+        cli_msg(0, "rewind needs flight mode: in discard mode the rings hold "
+                   "nothing the consumer has not read");
+        rc = -1;
+    }
+    if (rc == 0) {
+        uint32_t in_force[FR_FILTER_WORDS];
+        fr_filter_in_force(wanted, running, in_force);
+        struct flightrec_region_hot *hot = hot_of(base);
+        for (uint32_t i = 0; i < FR_FILTER_WORDS; i++) {
+            atomic_store_explicit(&c->filter[i], wanted[i],
+                                  memory_order_relaxed);
+            atomic_store_explicit(&hot->filter[i], in_force[i],
+                                  memory_order_relaxed);
+        }
+        atomic_store_explicit(&c->running, (uint32_t)running,
+                              memory_order_relaxed);
+        atomic_store_explicit(&c->mode, mode, memory_order_relaxed);
+        if (rewinds)
+            atomic_fetch_add_explicit(&c->rewind_request, 1,
+                                      memory_order_release);
+        atomic_fetch_add_explicit(&c->generation, 1, memory_order_release);
+    }
+    fr_control_unlock(&c->lock, me, start);
+    return rc;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+    static const struct option options[] = {
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    cli_set_command("ctl");
+    int c;
+    optind = 1;
+    opterr = 0;
+    /* '+': stop at the PID, so that "filter -all,+X" is not an option. */
+    while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(ctl_usage, stdout);
+            return 0;
+        }
+        return cli_bad_option(c, argv, ctl_usage);
+    }
+    if (optind >= argc)
+        return cli_usage_error(ctl_usage, "expected a PID or FILE");
+    struct action actions[64];
+    int n = parse_actions(argc, argv, optind + 1, actions, 64);
+    if (n < 0)
+        return CLI_USAGE;
+
+    char path[512], message[600], safe[700];
+    struct fr_session s;
+    if (fr_session_locate(argv[optind], path, sizeof(path), message,
+                          sizeof(message)) != 0 ||
+        fr_session_open(&s, path, n > 0, message, sizeof(message)) != 0) {
+        cli_msg(0, "%s", cli_escape(safe, sizeof(safe), message));
+        return 1;
+    }
+    int rc = 0;
+    if (n == 0) {
+        show_state(s.base);
+    } else if (!fr_session_alive(s.base)) {
+        cli_msg(0, "process %d is not running: its session can be read "
+                   "(flightrec dump) but not controlled",
+                (int)process_of(s.base)->pid);
+        rc = 1;
+    } else if (!(header_of(s.base)->flags & FLIGHTREC_REGION_HOT_SHARED)) {
+        cli_msg(0, "process %d keeps its control words in private memory: "
+                   "it cannot be controlled from outside",
+                (int)process_of(s.base)->pid);
+        rc = 1;
+    } else if (apply(s.base, actions, n) != 0) {
+        rc = 1;
+    }
+    fr_session_close(&s);
+    return rc;
+}

@@ -1040,6 +1040,13 @@ TEST(memory_bounded)
 /*=====   A real program under flightrec record   =====*/
 
 #ifdef REPORT_TARGET
+/* How far the recorder's counter and CLOCK_MONOTONIC may disagree over
+ * @a ns: 1 us, plus 0.1 % for the counter's calibrated frequency. */
+static uint64_t slack(uint64_t ns)
+{
+    return 1000u + ns / 1000u;
+}
+
 /* A value "NAME N" from the program's own output. */
 static uint64_t measured(const char *out, const char *name)
 {
@@ -1060,8 +1067,8 @@ static uint64_t measured(const char *out, const char *name)
  * leaks 3 x 1000 and 1 x 777 bytes, and polls 15 ms; it measures each
  * around the call.  The report's figures are those of the recorded events
  * to the nanosecond (recomputed by python3 from `flightrec print --json`),
- * and lie within what the program measured around its calls (the counter
- * and CLOCK_MONOTONIC agree to well under 1 us over 25 ms).
+ * and lie within what the program measured around its calls (give or take
+ * slack()).
  */
 TEST(recorded_program)
 {
@@ -1132,10 +1139,10 @@ TEST(recorded_program)
     CHECK_EQ_U(acq, 2);
     CHECK(cont >= 1);
     /* Inside what the program measured around its calls. */
-    if (wait_max > waited + 1000 || wait_max < 19000000u)
+    if (wait_max > waited + slack(waited) || wait_max < 19000000u)
         TEST_FAIL("report wait %llu ns, program measured %llu ns", wait_max,
                   (unsigned long long)waited);
-    if (hold_max + 1000 < held || hold_max > held + 5000000u)
+    if (hold_max + slack(held) < held || hold_max > held + 5000000u)
         TEST_FAIL("report hold %llu ns, program measured %llu ns", hold_max,
                   (unsigned long long)held);
 
@@ -1148,7 +1155,7 @@ TEST(recorded_program)
                   "if c['call'] == 'poll'][0]");
     uint64_t poll_ns = strtoull(got, NULL, 10);
     free(got);
-    if (poll_ns > polled + 1000 || poll_ns < 15000000u)
+    if (poll_ns > polled + slack(polled) || poll_ns < 15000000u)
         TEST_FAIL("report poll %llu ns, program measured %llu ns",
                   (unsigned long long)poll_ns, (unsigned long long)polled);
     unlink(events);

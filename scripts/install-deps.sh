@@ -3,7 +3,8 @@
 # Installs the Debian packages flightrec needs that are missing.
 #   scripts/install-deps.sh build     compiler and cmake (the demo)
 #   scripts/install-deps.sh test      + the readers the tests run
-#                                       (babeltrace2, protoc, python3, and
+#                                       (babeltrace2, protoc, python3,
+#                                       chromium for report's HTML page, and
 #                                       from npm into build/npm the JSON
 #                                       readers: the DevTools performance
 #                                       engine and speedscope)
@@ -15,8 +16,8 @@ set -eu
 packages="cmake gcc g++ make pkg-config"
 case "${1:-build}" in
 build) ;;
-test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses" ;;
-all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm" ;;
+test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses chromium" ;;
+all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses chromium clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm" ;;
 *) echo "usage: $0 build|test|all" >&2; exit 2 ;;
 esac
 # The JSON readers are npm packages, installed with the project's own pinned

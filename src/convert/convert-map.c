@@ -79,6 +79,35 @@ int fr_map_put(struct fr_map *m, uint64_t key, void *val)
     return 0;
 }
 
+void *fr_map_remove(struct fr_map *m, uint64_t key)
+{
+    if (m->cap == 0)
+        return NULL;
+    size_t mask = m->cap - 1, i = mix(key) & mask;
+    while (m->vals[i] != NULL && m->keys[i] != key)
+        i = (i + 1) & mask;
+    void *val = m->vals[i];
+    if (val == NULL)
+        return NULL;
+    /* Backward shift: move later entries of the probe run into the hole
+     * when their home slot allows, so that lookups need no tombstones. */
+    for (size_t j = (i + 1) & mask; m->vals[j] != NULL; j = (j + 1) & mask) {
+        size_t home = mix(m->keys[j]) & mask;
+        /* Entry j may move to i unless its home lies in (i, j]. */
+        int home_in_gap = i <= j ? (home > i && home <= j)
+                                 : (home > i || home <= j);
+        if (home_in_gap)
+            continue;
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        i = j;
+    }
+    m->vals[i] = NULL;
+    m->keys[i] = 0;
+    m->count--;
+    return val;
+}
+
 void fr_map_each(const struct fr_map *m, void (*fn)(void *val, void *arg),
                  void *arg)
 {

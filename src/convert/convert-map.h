@@ -21,6 +21,8 @@ void fr_map_free(struct fr_map *m);
 void *fr_map_get(const struct fr_map *m, uint64_t key);
 /* Stores @a val (non-NULL) for @a key; returns 0 or -1 (no memory). */
 int fr_map_put(struct fr_map *m, uint64_t key, void *val);
+/* Removes @a key; returns its value, or NULL if it had none. */
+void *fr_map_remove(struct fr_map *m, uint64_t key);
 /* Calls @a fn for every value (order unspecified). */
 void fr_map_each(const struct fr_map *m, void (*fn)(void *val, void *arg),
                  void *arg);

@@ -424,6 +424,32 @@ static const char *read_back(const char *script, const char *path,
     return run(cmd, st);
 }
 
+/* flightrec report: the declared spans' durations, by their begin's name;
+ * the parse end without a begin is unpaired. */
+TEST(report_gives_span_durations)
+{
+    const char *in = write_stream("report.rec", 1);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s report '%s'", FLIGHTREC_BIN, in);
+    int st;
+    const char *out = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK(strstr(out, "spans: 2\n") != NULL);
+    CHECK_EQ_I(lines_between(out, "request ",
+                             "2     1.70 µs     500 ns    1.20 µs    1.20 µs"),
+               1);
+    CHECK_EQ_I(lines_between(out, "parse ",
+                             "1      200 ns     200 ns     200 ns     200 ns"),
+               1);
+    CHECK(strstr(out, "1 span ends without their begin") != NULL);
+    /* Without EVENT_KIND they are instants: no spans. */
+    const char *plain = write_stream("report-plain.rec", 0);
+    snprintf(cmd, sizeof cmd, "%s report '%s'", FLIGHTREC_BIN, plain);
+    out = run(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    CHECK(strstr(out, "\nspans: 0\n") != NULL);
+}
+
 TEST(perfetto_slices_and_counter_tracks)
 {
     const char *in = write_stream("pf.rec", 1);

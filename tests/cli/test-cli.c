@@ -435,7 +435,7 @@ TEST(usage_errors)
 TEST(synopsis)
 {
     static const char *const cmds[] = {
-        "print", "stats", "convert",
+        "print", "stats", "report", "convert",
 #ifdef FLIGHTREC_HAVE_RECORD
         "record",
 #endif

@@ -57,6 +57,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_connect(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /*=====   Messages   =====*/
 

@@ -35,6 +35,7 @@ static const struct flightrec_cmd cmds[] = {
 #ifdef FLIGHTREC_HAVE_RECORD
     { "record", cmd_record, "run a program and record it (preload library)" },
 #endif
+    { "report", cmd_report, "locks, heap, call latency, threads, spans, losses" },
     { "rm", cmd_rm, "remove session files" },
     { "serve", cmd_serve, "serve live sessions over TCP to many clients" },
     { "stats", cmd_stats, "summarize a stream: events, threads, losses" },

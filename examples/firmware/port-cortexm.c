@@ -431,9 +431,10 @@ void flightrec__port_hot_unshare(void *page)
     (void)page;
 }
 
-void flightrec__port_control_lock(_Atomic uint64_t *lock)
+int flightrec__port_control_lock(_Atomic uint64_t *lock)
 {
     (void)lock;
+    return 0;
 }
 
 void flightrec__port_control_unlock(_Atomic uint64_t *lock)

@@ -246,7 +246,11 @@ struct flightrec_region_ring {
     uint64_t list_prev;             /**< free or retired list links */
     uint64_t list_next;
     uint32_t registry_list;         /**< 0 none, 1 free list, 2 retired */
-    uint8_t reserved[28];
+    /** Steps before every change of mode (by the owner): a reader that
+     * copied under discard mode's bound checks that no change came in
+     * between, even one and back. */
+    _Atomic uint32_t mode_changes;
+    uint8_t reserved[24];
 };
 
 /** One item in memory (the stream packs it: 4 + word size bytes). */

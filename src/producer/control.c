@@ -35,12 +35,29 @@ _Alignas(FLIGHTREC__CONTROL_PAGE_BYTES) struct flightrec__control_page
 /* Another process (flightrec ctl) may change the control words: between
  * its changes and ours, the region's control lock.  Only a shared hot page
  * lets another process act, so only then is there anyone to exclude. */
+/* The claim of a holder that kept the lock too long: while it is still
+ * there, the program does not wait for it again. */
+static uint64_t stuck_claim;
+
 static int region_lock(void)
 {
     if (flightrec__region_base == NULL ||
         !(region_header()->flags & FLIGHTREC_REGION_HOT_SHARED))
         return 0;
-    flightrec__port_control_lock(&region_control()->lock);
+    _Atomic uint64_t *lock = &region_control()->lock;
+    if (stuck_claim != 0 &&
+        atomic_load_explicit(lock, memory_order_relaxed) == stuck_claim)
+        return 0;
+    if (flightrec__port_control_lock(lock) != 0) {
+        stuck_claim = atomic_load_explicit(lock, memory_order_relaxed);
+        /* A `flightrec ctl` stopped while it held the lock: the program's
+         * own change goes ahead rather than hang. */
+        static const char text[] =
+            "flightrec: the session's control lock is held too long (a "
+            "stopped flightrec ctl?); changing the control words without it\n";
+        flightrec__port_message(text, sizeof(text) - 1);
+        return 0;
+    }
     return 1;
 }
 
@@ -71,6 +88,12 @@ void flightrec__control_begin(struct flightrec__control_hold *hold)
 {
     flightrec__mutex_lock(&flightrec__control_lock);
     hold->region_held = region_lock();
+    refresh_locked();
+}
+
+void flightrec__control_begin_read(void)
+{
+    flightrec__mutex_lock(&flightrec__control_lock);
     refresh_locked();
 }
 

@@ -47,11 +47,10 @@ int flightrec_filter_get(uint32_t event)
 {
     uint32_t id = event & FLIGHTREC_EVENT_MASK;
     flightrec__ensure_init();
-    struct flightrec__control_hold hold;
-    flightrec__control_begin(&hold);
+    flightrec__control_begin_read();
     int enabled =
         (int)((flightrec__filter_wanted[id >> 5] >> (id & 31)) & 1u);
-    flightrec__control_end(&hold);
+    flightrec__mutex_unlock(&flightrec__control_lock);
     return enabled;
 }
 

@@ -63,8 +63,9 @@ int flightrec__port_hot_share(void *page, size_t page_bytes,
 void flightrec__port_hot_unshare(void *page);
 /* The region's control lock (struct flightrec_region_control, lock):
  * excludes a `flightrec ctl` of another process while the program changes
- * the control words.  Needed only while the hot page is shared. */
-void flightrec__port_control_lock(_Atomic uint64_t *lock);
+ * the control words.  Needed only while the hot page is shared.  0, or -1
+ * when a holder kept it too long (a stopped `flightrec ctl`). */
+int flightrec__port_control_lock(_Atomic uint64_t *lock);
 void flightrec__port_control_unlock(_Atomic uint64_t *lock);
 
 /* Identity (signal-safe). */

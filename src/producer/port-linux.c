@@ -233,19 +233,31 @@ void flightrec__port_hot_unshare(void *page)
     size_t size = flightrec__port_page_size();
     if (claim_pid == 0)
         return;
-    unsigned char copy[4096];
-    /* Page by page is not needed: only the first 128 bytes are used. */
-    memcpy(copy, page, sizeof(copy) < size ? sizeof(copy) : size);
-    void *at = mmap(page, size, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    if (at != MAP_FAILED)
-        memcpy(page, copy, sizeof(copy) < size ? sizeof(copy) : size);
     claim_pid = 0;
+    /* A private copy made aside and moved into place in one step: the
+     * filter never reads as zero meanwhile (a handler may record). */
+    void *copy = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy != MAP_FAILED) {
+        memcpy(copy, page, size);
+        if (mremap(copy, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, page) !=
+            MAP_FAILED)
+            return;
+        munmap(copy, size);
+    }
+    /* The child must not change the parent's recording: a zeroed page in
+     * place, so the child records nothing (said once). */
+    (void)mmap(page, size, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    static const char text[] =
+        "flightrec: cannot give the forked child its own control page; "
+        "recording is off in the child\n";
+    flightrec__port_message(text, sizeof(text) - 1);
 }
 
-void flightrec__port_control_lock(_Atomic uint64_t *lock)
+int flightrec__port_control_lock(_Atomic uint64_t *lock)
 {
-    fr_control_lock(lock, claim_pid, claim_start);
+    return fr_control_lock(lock, claim_pid, claim_start, NULL);
 }
 
 void flightrec__port_control_unlock(_Atomic uint64_t *lock)

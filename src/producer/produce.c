@@ -95,6 +95,15 @@ static uintptr_t discard_limit(const ring_t *ring)
     return position_later(start, tail) + (uintptr_t)ring->capacity;
 }
 
+/* Items the owner may still write at @head in discard mode: 0 when the
+ * head is at or past the limit, as it is after a switch from flight mode
+ * while nobody read (flightrec ctl mode discard). */
+static uintptr_t discard_room(const ring_t *ring, uintptr_t head)
+{
+    uintptr_t room = discard_limit(ring) - head;
+    return (intptr_t)room > 0 ? room : 0;
+}
+
 /* The mode is the ring's own, and readers of the region see which mode
  * each ring is in.  A change of the control block's mode (flightrec ctl,
  * flightrec_setup()) reaches a ring through its own writer, between two
@@ -105,8 +114,14 @@ static void mode_follow(int which)
 {
     ring_t *ring = self_private.ring[which];
     uint32_t mode = (uint32_t)flightrec__current_mode();
-    if (atomic_load_explicit(&ring->mode, memory_order_relaxed) != mode)
+    if (atomic_load_explicit(&ring->mode, memory_order_relaxed) != mode) {
+        atomic_store_explicit(
+            &ring->mode_changes,
+            atomic_load_explicit(&ring->mode_changes, memory_order_relaxed) +
+                1,
+            memory_order_relaxed);
         atomic_store_explicit(&ring->mode, mode, memory_order_release);
+    }
 }
 
 static int discard_mode(int which)
@@ -137,9 +152,9 @@ static uint64_t rearm(int which, uintptr_t head)
     if (limit < head)
         limit = UINTPTR_MAX;
     if (discard_mode(which)) {
-        uintptr_t full = discard_limit(ring);
-        if (full >= head && full < limit)
-            limit = full;
+        uintptr_t room = discard_room(ring, head);
+        if (room < limit - head)
+            limit = head + room;
     }
     w->head_limit = limit;
     if (sync->none_yet)
@@ -235,7 +250,7 @@ static int has_room(int which, uintptr_t head, uintptr_t needed)
     if (!discard_mode(which))
         return 1;
     ring_t *ring = self_private.ring[which];
-    if (discard_limit(ring) - head >= needed)
+    if (discard_room(ring, head) >= needed)
         return 1;
     count_dropped(ring, 1);
     return 0;
@@ -397,7 +412,7 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     atomic_thread_fence(memory_order_release);
     uintptr_t sync = sync_items(which, now, head);
     if (sync != 0 && discard_mode(which) &&
-        discard_limit(self_private.ring[which]) - head < sync + 1) {
+        discard_room(self_private.ring[which], head) < sync + 1) {
         /* Items without their due sync pair could not be timed: count
          * them as dropped, still with the deadline at 0 until commit. */
         ctx->head = head;
@@ -442,10 +457,10 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
         published = ctx->head;
         atomic_thread_fence(memory_order_release);
     }
-    uintptr_t full = UINTPTR_MAX;
+    uintptr_t room = UINTPTR_MAX;
     if (discard_mode(which)) {
-        full = discard_limit(self_private.ring[which]);
-        if (ctx->head >= full) {
+        room = discard_room(self_private.ring[which], ctx->head);
+        if (room == 0) {
             count_dropped(self_private.ring[which], 1);
             ctx->limit = ctx->head;
             return;
@@ -454,8 +469,9 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     put(w, ctx->head, ctx->time_word, event, data);
     ctx->head++;
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
-    if (full < ctx->limit)
-        ctx->limit = full;
+    /* The room counted the item just put. */
+    if (room - 1 < ctx->limit - ctx->head)
+        ctx->limit = ctx->head + (room - 1);
 }
 
 void flightrec__self_bind(ring_t *main_ring, ring_t *signal_ring)

@@ -112,6 +112,12 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     c->retained = settings->retained;
     atomic_store_explicit(&c->mode, (uint32_t)settings->mode,
                           memory_order_relaxed);
+    /* What the program asked for so far, before another process can see
+     * the control words (the hot page is shared below). */
+    for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
+        atomic_store_explicit(&c->filter[i], flightrec__filter_wanted[i],
+                              memory_order_relaxed);
+    atomic_store_explicit(&c->running, 1, memory_order_relaxed);
     atomic_store_explicit(
         &h->lost_without_ring,
         atomic_exchange_explicit(&lost_before_region, 0, memory_order_relaxed),
@@ -168,8 +174,12 @@ int flightrec__current_mode(void)
 {
     if (flightrec__region_base == NULL)
         return flightrec__settings()->mode;
-    return (int)atomic_load_explicit(&region_control()->mode,
-                                     memory_order_relaxed);
+    /* The file's word, which another process may have written. */
+    return atomic_load_explicit(&region_control()->mode,
+                                memory_order_relaxed) ==
+                   FLIGHTREC_REGION_MODE_DISCARD
+               ? FLIGHTREC_MODE_DISCARD
+               : FLIGHTREC_MODE_FLIGHT;
 }
 
 void flightrec__count_lost_without_ring(uintptr_t n)

@@ -612,15 +612,19 @@ void flightrec__registry_reset_after_fork(void)
     registry_held = 0;
     if (flightrec__region_base == NULL)
         return;
-    if (fork_snapshot != NULL) {
+    int own_copy = fork_snapshot != NULL;
+    if (own_copy) {
         flightrec__port_region_snapshot_install(flightrec__region_base,
                                                 fork_snapshot,
                                                 fork_snapshot_size);
         fork_snapshot = NULL;
     }
-    if (region_header()->flags & FLIGHTREC_REGION_HOT_SHARED) {
-        /* The hot page and its lock were the parent's. */
-        flightrec__port_hot_unshare(&flightrec__control_page);
+    /* The hot page and the control lock were the parent's: the child's
+     * control page becomes its own.  Its region's words are changed only
+     * in its own copy; without one (the snapshot could not be had) the
+     * region is still the parent's file, which stays as it is. */
+    flightrec__port_hot_unshare(&flightrec__control_page);
+    if (own_copy && (region_header()->flags & FLIGHTREC_REGION_HOT_SHARED)) {
         region_header()->flags &= ~FLIGHTREC_REGION_HOT_SHARED;
         atomic_store_explicit(&region_control()->lock, 0,
                               memory_order_relaxed);

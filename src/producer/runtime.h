@@ -97,6 +97,9 @@ struct flightrec__control_hold {
 };
 void flightrec__control_begin(struct flightrec__control_hold *hold);
 void flightrec__control_end(struct flightrec__control_hold *hold);
+/* For reading the control words only: the control lock and what another
+ * process changed; ended with flightrec__mutex_unlock(). */
+void flightrec__control_begin_read(void);
 /* The filter the program asked for (under the control lock). */
 extern uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS];
 /* Puts the wanted filter in force, or zeros while stopped; takes effect at

@@ -99,6 +99,11 @@ int fr_region_check(const void *region, size_t size, char *message,
         h->hot_offset % FLIGHTREC_REGION_ALIGN != 0)
         return refuse(message, message_size,
                       "byte 128: hot page outside the region");
+    if (!inside(h->process_offset, sizeof(struct flightrec_region_process),
+                used) ||
+        h->process_offset % 8 != 0)
+        return refuse(message, message_size,
+                      "byte 112: process block outside the region");
 
     const unsigned char *base = region;
     uint32_t count = atomic_load_explicit(&h->ring_count, memory_order_relaxed);

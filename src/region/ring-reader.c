@@ -49,6 +49,7 @@ struct identity {
     uintptr_t start;
     uintptr_t dropped_at_start;
     uint32_t mode;
+    uint32_t mode_changes;
     uint32_t previous_generation;
     struct owner previous;
     uintptr_t previous_events;
@@ -76,7 +77,10 @@ static int read_identity(const ring_t *ring, struct identity *out)
         out->start = atomic_load_explicit(&ring->start, memory_order_relaxed);
         out->dropped_at_start = atomic_load_explicit(&ring->dropped_at_start,
                                                      memory_order_relaxed);
-        out->mode = atomic_load_explicit(&ring->mode, memory_order_relaxed);
+        /* The mode, then its change count (stepped before each change). */
+        out->mode = atomic_load_explicit(&ring->mode, memory_order_acquire);
+        out->mode_changes =
+            atomic_load_explicit(&ring->mode_changes, memory_order_relaxed);
         out->owner_generation = atomic_load_explicit(&ring->owner_generation,
                                                      memory_order_relaxed);
         out->previous_generation = atomic_load_explicit(
@@ -149,10 +153,12 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
         head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
     /* The mode may change under the copy (flightrec ctl): the writer says
      * so before it overwrites anything, so a copy validated after that
-     * sees the flight bound. */
+     * sees the flight bound; the change count catches a change and back. */
     if (id->mode == FLIGHTREC_MODE_DISCARD &&
         atomic_load_explicit(&ring->mode, memory_order_acquire) ==
-            FLIGHTREC_MODE_DISCARD) {
+            FLIGHTREC_MODE_DISCARD &&
+        atomic_load_explicit(&ring->mode_changes, memory_order_relaxed) ==
+            id->mode_changes) {
         uintptr_t tail = atomic_load_explicit(&ring->tail,
                                               memory_order_acquire);
         uintptr_t bound = later(tail, id->start);

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <time.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -277,7 +278,9 @@ static int claim_alive(uint64_t token)
     int32_t pid = (int32_t)(token >> 42);
     if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
         return 0;
-    return claim_token(pid, fr_process_start_time(pid)) == token;
+    /* A zombie holds nothing: it will never release what it held. */
+    return claim_token(pid, fr_process_start_time(pid)) == token &&
+           !process_is_zombie(pid);
 }
 
 int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
@@ -319,21 +322,39 @@ void fr_consumer_release(struct flightrec_region_control *control,
         atomic_store_explicit(&control->consumer_pid, 0, memory_order_relaxed);
 }
 
-void fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start)
+/* The claims are shared with other processes: only a lock-free atomic
+ * works across them. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2,
+               "64-bit atomics are lock-free (claims across processes)");
+
+int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
+                    int32_t *holder)
 {
     uint64_t mine = claim_token(pid, start);
+    struct timespec began, now;
+    clock_gettime(CLOCK_MONOTONIC, &began);
     for (unsigned spins = 0;; spins++) {
         uint64_t current = 0;
         if (atomic_compare_exchange_weak_explicit(lock, &current, mine,
                                                   memory_order_acquire,
                                                   memory_order_relaxed))
-            return;
+            return 0;
         /* Checking a holder's life costs a /proc read: now and then. */
-        if (spins % 64 == 63 && !claim_alive(current) &&
-            atomic_compare_exchange_strong_explicit(lock, &current, mine,
-                                                    memory_order_acquire,
-                                                    memory_order_relaxed))
-            return;
+        if (spins % 64 == 63) {
+            if (!claim_alive(current) &&
+                atomic_compare_exchange_strong_explicit(
+                    lock, &current, mine, memory_order_acquire,
+                    memory_order_relaxed))
+                return 0;
+            /* A live holder keeps it for a few stores; one that keeps it
+             * longer is stopped or broken: give up rather than hang. */
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - began.tv_sec >= 2) {
+                if (holder != NULL)
+                    *holder = (int32_t)(current >> 42);
+                return -1;
+            }
+        }
         sched_yield();
     }
 }

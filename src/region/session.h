@@ -75,9 +75,11 @@ int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
                       uint64_t start, int32_t *holder);
 /* The control lock of a region (struct flightrec_region_control, lock):
  * taken by whoever changes the control words, the program or `flightrec
- * ctl`; a holder that died (its pid gone or reused) loses it.  Waits while
- * a live holder has it (a few stores). */
-void fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start);
+ * ctl`; a holder that died (its pid gone or reused, or a zombie) loses it.
+ * Waits while a live holder has it (a few stores), 2 s at most: then -1,
+ * and the holder's pid in *@holder (if not NULL). */
+int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
+                    int32_t *holder);
 void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start);
 void fr_consumer_release(struct flightrec_region_control *control,
                          int32_t pid);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The process's region (the static library exposes it to tests). */
@@ -74,6 +75,31 @@ static void dump_image(const unsigned char *base, struct sp_stream *s)
     CHECK_EQ_I(frw_sink_flush(&sink), 0);
     sp_parse(s, m.bytes, m.len);
     free(m.bytes);
+}
+
+/* A fork child's control page is its own: what it changes does not reach
+ * its parent, whose hot page is the session file's. */
+TEST(fork_child_controls_only_itself)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    const struct flightrec_region_header *h =
+        (const void *)flightrec__region_base;
+    CHECK_EQ_U(h->flags & FLIGHTREC_REGION_HOT_SHARED,
+               FLIGHTREC_REGION_HOT_SHARED);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        flightrec_filter_set(FLIGHTREC_USER(7), 0);
+        flightrec_stop();
+        _exit(flightrec_event_enabled(FLIGHTREC_USER(1)) == 0 ? 0 : 3);
+    }
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_I(flightrec_event_enabled(FLIGHTREC_USER(7)), 1);
+    CHECK_EQ_I(flightrec_event_enabled(FLIGHTREC_USER(1)), 1);
+    CHECK_EQ_I(flightrec_is_running(), 1);
 }
 
 TEST(header_describes_the_region)

@@ -44,24 +44,42 @@ static const char ctl_usage[] =
     "\n"
     "  -h, --help          show this help\n";
 
-static const struct flightrec_region_header *header_of(const unsigned char *b)
+/* The parts of a session ctl touches, located once from a copy of the
+ * header: the file is another process's and may change under us, so no
+ * offset is read from it twice. */
+struct view {
+    unsigned char *base;
+    struct flightrec_region_header header;
+    struct flightrec_region_control *control;
+    struct flightrec_region_hot *hot;
+    const struct flightrec_region_names *names;
+    const struct flightrec_region_process *process;
+};
+
+static int within(uint64_t offset, size_t size, size_t total)
 {
-    return (const void *)b;
+    return offset <= total && size <= total - offset && offset % 8 == 0;
 }
 
-static struct flightrec_region_control *control_of(unsigned char *b)
+static int view_of(struct fr_session *s, struct view *v)
 {
-    return (void *)(b + header_of(b)->control_offset);
-}
-
-static struct flightrec_region_hot *hot_of(unsigned char *b)
-{
-    return (void *)(b + header_of(b)->hot_offset);
-}
-
-static const struct flightrec_region_process *process_of(const unsigned char *b)
-{
-    return (const void *)(b + header_of(b)->process_offset);
+    v->base = s->base;
+    memcpy(&v->header, s->base, sizeof(v->header));
+    const struct flightrec_region_header *h = &v->header;
+    if (!within(h->control_offset, sizeof(*v->control), s->size) ||
+        !within(h->hot_offset, sizeof(*v->hot), s->size) ||
+        !within(h->names_offset, sizeof(*v->names), s->size) ||
+        !within(h->process_offset, sizeof(*v->process), s->size)) {
+        char safe[600];
+        cli_msg(0, "'%s': region blocks outside the file",
+                cli_escape(safe, sizeof(safe), s->path));
+        return -1;
+    }
+    v->control = (void *)(s->base + h->control_offset);
+    v->hot = (void *)(s->base + h->hot_offset);
+    v->names = (const void *)(s->base + h->names_offset);
+    v->process = (const void *)(s->base + h->process_offset);
+    return 0;
 }
 
 /* The names the program registered, from the session's name table. */
@@ -135,10 +153,10 @@ static int parse_actions(int argc, char **argv, int from,
     return n;
 }
 
-static void show_state(unsigned char *base)
+static void show_state(const struct view *v)
 {
-    const struct flightrec_region_process *p = process_of(base);
-    struct flightrec_region_control *c = control_of(base);
+    const struct flightrec_region_process *p = v->process;
+    struct flightrec_region_control *c = v->control;
     uint32_t wanted[FR_FILTER_WORDS];
     for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
         wanted[i] = atomic_load(&c->filter[i]);
@@ -149,7 +167,7 @@ static void show_state(unsigned char *base)
     int32_t consumer = atomic_load(&c->consumer_pid);
     printf("process     %d (%s), %s\n", (int)p->pid,
            cli_escape(safe, sizeof(safe), program),
-           fr_session_alive(base) ? "alive" : "dead");
+           fr_session_alive(v->base) ? "alive" : "dead");
     printf("state       %s\n", atomic_load(&c->running) ? "started" : "stopped");
     printf("mode        %s\n", atomic_load(&c->mode) == FLIGHTREC_REGION_MODE_DISCARD
                                    ? "discard"
@@ -163,71 +181,97 @@ static void show_state(unsigned char *base)
     if (atomic_load(&c->rewind_request) != atomic_load(&c->rewind_done))
         printf("rewind      pending: at the consumer's next read\n");
     printf("control     %s\n",
-           header_of(base)->flags & FLIGHTREC_REGION_HOT_SHARED
+           v->header.flags & FLIGHTREC_REGION_HOT_SHARED
                ? "shared: changes reach every thread's next event"
                : "private: this process cannot be controlled from outside");
 }
 
-/* Applies @actions under the region's control lock; 0 or -1 after a
- * message (then nothing was changed). */
-static int apply(unsigned char *base, const struct action *actions, int n)
+/* The control words after @actions, from @wanted, @running and @mode as
+ * they are: 0, or -1 after a message. */
+static int compute(const struct view *v, const struct action *actions, int n,
+                   uint32_t *wanted, int *running, uint32_t *mode,
+                   int *rewinds)
 {
-    struct flightrec_region_control *c = control_of(base);
-    const struct flightrec_region_names *names =
-        (const void *)(base + header_of(base)->names_offset);
-    int32_t me = (int32_t)getpid();
-    uint64_t start = fr_process_start_time(me);
-    fr_control_lock(&c->lock, me, start);
-    uint32_t wanted[FR_FILTER_WORDS];
-    for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
-        wanted[i] = atomic_load(&c->filter[i]);
-    int running = atomic_load(&c->running) != 0;
-    uint32_t mode = atomic_load(&c->mode);
-    int rewinds = 0, rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
+    *rewinds = 0;
+    for (int i = 0; i < n; i++) {
         const struct action *a = &actions[i];
         switch (a->kind) {
         case ACT_START:
-            running = 1;
+            *running = 1;
             break;
         case ACT_STOP:
-            running = 0;
+            *running = 0;
             break;
         case ACT_REWIND:
-            rewinds++;
+            ++*rewinds;
             break;
         case ACT_MODE:
-            mode = strcmp(a->arg, "discard") == 0
-                       ? FLIGHTREC_REGION_MODE_DISCARD
-                       : FLIGHTREC_REGION_MODE_FLIGHT;
+            *mode = strcmp(a->arg, "discard") == 0
+                        ? FLIGHTREC_REGION_MODE_DISCARD
+                        : FLIGHTREC_REGION_MODE_FLIGHT;
             break;
         case ACT_FILTER: {
             size_t bad = 0;
             if (fr_filter_spec_apply(wanted, a->arg, registered_name,
-                                     (void *)names, 0, &bad) != 0) {
+                                     (void *)v->names, 0, &bad) != 0) {
                 char safe[300];
                 cli_msg(0, "bad filter term at byte %zu of '%s' (an unknown "
                            "name, a bad range or a stray comma)",
                         bad + 1, cli_escape(safe, sizeof(safe), a->arg));
-                rc = -1;
+                return -1;
             }
             break;
         }
         }
     }
-    if (rc == 0 && rewinds && mode != FLIGHTREC_REGION_MODE_FLIGHT) {
+    if (*rewinds && *mode != FLIGHTREC_REGION_MODE_FLIGHT) {
         cli_msg(0, "rewind needs flight mode: in discard mode the rings hold "
                    "nothing the consumer has not read");
-        rc = -1;
+        return -1;
     }
+    return 0;
+}
+
+static void read_words(const struct view *v, uint32_t *wanted, int *running,
+                       uint32_t *mode)
+{
+    for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
+        wanted[i] = atomic_load(&v->control->filter[i]);
+    *running = atomic_load(&v->control->running) != 0;
+    *mode = atomic_load(&v->control->mode);
+}
+
+/* Applies @actions: checked first (messages, no lock), then done again on
+ * the words as they are under the region's control lock, which is held
+ * only for the stores.  0 or -1 after a message (nothing changed). */
+static int apply(const struct view *v, const struct action *actions, int n)
+{
+    struct flightrec_region_control *c = v->control;
+    uint32_t wanted[FR_FILTER_WORDS], mode;
+    int running, rewinds;
+    read_words(v, wanted, &running, &mode);
+    if (compute(v, actions, n, wanted, &running, &mode, &rewinds) != 0)
+        return -1;
+
+    int32_t me = (int32_t)getpid(), holder = 0;
+    uint64_t start = fr_process_start_time(me);
+    if (fr_control_lock(&c->lock, me, start, &holder) != 0) {
+        cli_msg(0, "the control lock of process %d's session is held by "
+                   "process %d (stopped?): nothing changed",
+                (int)v->process->pid, (int)holder);
+        return -1;
+    }
+    read_words(v, wanted, &running, &mode);
+    /* Checked above: the same actions on words that changed meanwhile
+     * cannot fail, names are only ever added. */
+    int rc = compute(v, actions, n, wanted, &running, &mode, &rewinds);
     if (rc == 0) {
         uint32_t in_force[FR_FILTER_WORDS];
         fr_filter_in_force(wanted, running, in_force);
-        struct flightrec_region_hot *hot = hot_of(base);
         for (uint32_t i = 0; i < FR_FILTER_WORDS; i++) {
             atomic_store_explicit(&c->filter[i], wanted[i],
                                   memory_order_relaxed);
-            atomic_store_explicit(&hot->filter[i], in_force[i],
+            atomic_store_explicit(&v->hot->filter[i], in_force[i],
                                   memory_order_relaxed);
         }
         atomic_store_explicit(&c->running, (uint32_t)running,
@@ -276,19 +320,22 @@ int cmd_ctl(int argc, char **argv)
         return 1;
     }
     int rc = 0;
-    if (n == 0) {
-        show_state(s.base);
+    struct view v;
+    if (view_of(&s, &v) != 0) {
+        rc = 1;
+    } else if (n == 0) {
+        show_state(&v);
     } else if (!fr_session_alive(s.base)) {
         cli_msg(0, "process %d is not running: its session can be read "
                    "(flightrec dump) but not controlled",
-                (int)process_of(s.base)->pid);
+                (int)v.process->pid);
         rc = 1;
-    } else if (!(header_of(s.base)->flags & FLIGHTREC_REGION_HOT_SHARED)) {
+    } else if (!(v.header.flags & FLIGHTREC_REGION_HOT_SHARED)) {
         cli_msg(0, "process %d keeps its control words in private memory: "
                    "it cannot be controlled from outside",
-                (int)process_of(s.base)->pid);
+                (int)v.process->pid);
         rc = 1;
-    } else if (apply(s.base, actions, n) != 0) {
+    } else if (apply(&v, actions, n) != 0) {
         rc = 1;
     }
     fr_session_close(&s);

@@ -89,13 +89,29 @@ static void start_workers(void)
 
 static _Atomic unsigned thread_starts;
 
+/* ThreadSanitizer takes every fatal signal for a synchronous one and runs
+ * the handler at once, even inside its own runtime; a signal sent while the
+ * thread is in there (starting, or in an interceptor) deadlocks the
+ * runtime, whatever the handler does.  Under it the signal is sent only
+ * once the thread spins in plain code. */
+#if defined(__SANITIZE_THREAD__)
+#define SEND_ONLY_TO_PLAIN_CODE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SEND_ONLY_TO_PLAIN_CODE 1
+#endif
+#endif
+static volatile int spinning;
+
 static void *record_once(void *arg)
 {
     flightrec_produce(FLIGHTREC_USER(2), (uintptr_t)arg);
-    /* The last one stays for its signal, which a sanitizer may deliver
-     * late. */
-    while ((uintptr_t)arg + 1 == atomic_load(&thread_starts))
-        usleep(1000);
+    /* The last one stays for its signal. */
+    if ((uintptr_t)arg + 1 == atomic_load(&thread_starts)) {
+        spinning = 1;
+        for (;;)
+            __asm__ __volatile__("" ::: "memory");
+    }
     return NULL;
 }
 
@@ -114,6 +130,10 @@ static void kill_new_thread(unsigned seed)
             pthread_join(t, NULL);
             continue;
         }
+#ifdef SEND_ONLY_TO_PLAIN_CODE
+        while (!spinning)
+            usleep(1000);
+#endif
         for (unsigned spin = 0; spin < seed % 2000; spin++)
             __asm__ __volatile__("" ::: "memory");
         pthread_kill(t, SIGSEGV);

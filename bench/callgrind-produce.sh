@@ -14,7 +14,8 @@ count() {
 }
 # loop name, items per call
 for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
-             record_1:1 record_2:2 record_8:8 filtered:1 stopped:1; do
+             produce_n_var:8 record_1:1 record_2:2 record_8:8 filtered:1 \
+             stopped:1; do
     loop=${entry%%:*}
     per_call=${entry#*:}
     a=$(count "$loop" $small)

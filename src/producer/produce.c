@@ -449,10 +449,13 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     }
     put(w, ctx->head, ctx->time_word, event, data);
     ctx->head++;
-    /* The record may pass the head limit, and on 32-bit hosts the largest
-     * position, without a re-arm: the next record takes the slow path, so
-     * that no fast path uses a lap base the head has left. */
+#if UINTPTR_MAX <= 0xffffffffu
+    /* The record may pass the largest position without a re-arm, and the
+     * head then be below the limit again: the next record takes the slow
+     * path, so that no fast path uses a lap base the head has left.  (With
+     * 64-bit positions a head past the limit is above it.) */
     w->head_limit = 0;
+#endif
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
     if (full < ctx->limit)
         ctx->limit = full;

@@ -9,8 +9,17 @@ bin="$1/bench/bench-produce"
 small=200000
 large=1200000
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" \
-        --only "$1" "$2" 2>&1 | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
+    out=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" \
+        --only "$1" "$2" 2>&1)
+    n=$(echo "$out" | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p')
+    if [ -z "$n" ]; then
+        # e.g. clang 14's DWARF 5, which valgrind 3.19 cannot read:
+        # configure with -DCMAKE_C_FLAGS=-gdwarf-4
+        echo "callgrind-produce.sh: valgrind failed on $bin:" >&2
+        echo "$out" | tail -3 >&2
+        exit 1
+    fi
+    echo "$n"
 }
 # loop name, items per call
 for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \

@@ -7,16 +7,18 @@
  * Each thread writes only its own ring; the ring's head is published with a
  * store-release, and a reader acquires it.  Everything that is not "read the
  * counter, store an item, publish the head" happens in out-of-line slow paths
- * (src/producer/produce.c): attaching a ring on a thread's first event,
- * writing uptime sync items, discard-mode fullness, and records made by a
- * signal handler that interrupted a record of the same thread.
+ * (src/producer/produce.c, produce-multi.c): attaching a ring on a thread's
+ * first event, writing uptime sync items, discard-mode fullness, and
+ * records made by a signal handler that interrupted a record of the same
+ * thread.
  *
  * Two per-thread numbers steer all of these.  The fast path runs while
  * counter < deadline and head < head_limit.  The slow path sets the
  * deadline to the time a sync item is due (2^21 ticks after the last) and
- * the head limit to where one is due by count (a quarter ring later) or
- * where a discard-mode ring could be full; a thread without rings has
- * deadline 0.  While a record is being written the deadline is 0, so a
+ * the head limit to where one is due by count (a quarter ring later),
+ * where a discard-mode ring could be full, or where the head's lap of the
+ * ring ends (so that slots need no mask and records no wrap check); a
+ * thread without rings has deadline 0.  While a record is being written the deadline is 0, so a
  * signal handler that records in between takes the slow path, which writes
  * to the thread's signal ring instead of corrupting the interrupted record.
  */
@@ -147,22 +149,8 @@ flightrec__slot(const struct flightrec__writer *w, uintptr_t head)
     return &w->items[head & w->mask];
 }
 
-/* Whether head + n passes the largest position (never with 64-bit
- * positions: telling the compiler so lets it drop checks): that record
- * takes the slow path, which re-arms behind it. */
-#if UINTPTR_MAX > 0xffffffffu
-#define FLIGHTREC__POSITION_WRAPS(head, n) 0
-#else
-#define FLIGHTREC__POSITION_WRAPS(head, n) ((head) > UINTPTR_MAX - (n))
-#endif
-
-#if defined(__GNUC__)
-#define FLIGHTREC__ASSUME(cond) ((cond) ? (void)0 : __builtin_unreachable())
-#else
-#define FLIGHTREC__ASSUME(cond) ((void)0)
-#endif
-
-/* The same for a position below the head limit, one load cheaper. */
+/* The slot of a position below the head limit: one load and one mask
+ * fewer. */
 static FLIGHTREC_ALWAYS_INLINE struct flightrec_item *
 flightrec__lap_slot(const struct flightrec__writer *w, uintptr_t head)
 {
@@ -178,6 +166,21 @@ flightrec__lap_slot(const struct flightrec__writer *w, uintptr_t head)
                                      head * sizeof(struct flightrec_item));
 #endif
 }
+
+/* Whether head + n passes the largest position (never with 64-bit
+ * positions: telling the compiler so lets it drop checks): that record
+ * takes the slow path, which re-arms behind it. */
+#if UINTPTR_MAX > 0xffffffffu
+#define FLIGHTREC__POSITION_WRAPS(head, n) 0
+#else
+#define FLIGHTREC__POSITION_WRAPS(head, n) ((head) > UINTPTR_MAX - (n))
+#endif
+
+#if defined(__GNUC__)
+#define FLIGHTREC__ASSUME(cond) ((cond) ? (void)0 : __builtin_unreachable())
+#else
+#define FLIGHTREC__ASSUME(cond) ((void)0)
+#endif
 
 /**
  * @brief Whether @a event passes the global enable and the event filter:

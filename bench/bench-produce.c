@@ -16,8 +16,8 @@
  *                                        (FLIGHTREC_SHM=0), each against
  *                                        the ideal loop of its own process
  *
- * NAME: ideal, ideal_packed, produce, produce_2, produce_n, record_1,
- * record_2, record_8, filtered, stopped.  Instructions per event come from
+ * NAME: ideal, ideal_packed, produce, produce_2, produce_n, produce_n_var,
+ * record_1, record_2, record_8, filtered, stopped.  Instructions per event come from
  * bench/callgrind-produce.sh (two lengths, differenced).
  */
 #include <flightrec.h>
@@ -112,14 +112,33 @@ __attribute__((noinline)) static void loop_produce(uint64_t n)
 }
 
 #define BATCH 8
+/* The events of a record are nearly always constants the compiler sees,
+ * as here; produce_n_var has events it cannot know. */
 __attribute__((noinline)) static void loop_produce_n(uint64_t n)
 {
-    struct flightrec_item_in items[BATCH];
-    for (int i = 0; i < BATCH; i++)
-        items[i].event = FLIGHTREC_USER(2);
+    struct flightrec_item_in items[BATCH] = {
+        { FLIGHTREC_USER(2), 0 }, { FLIGHTREC_USER(2), 1 },
+        { FLIGHTREC_USER(2), 2 }, { FLIGHTREC_USER(2), 3 },
+        { FLIGHTREC_USER(2), 4 }, { FLIGHTREC_USER(2), 5 },
+        { FLIGHTREC_USER(2), 6 }, { FLIGHTREC_USER(2), 7 },
+    };
     for (uint64_t i = 0; i < n; i += BATCH) {
         items[0].data = (uintptr_t)i;
         flightrec_produce_n(items, BATCH);
+    }
+}
+
+static struct flightrec_item_in var_items[BATCH];
+
+__attribute__((noinline)) static void loop_produce_n_var(uint64_t n)
+{
+    for (int i = 0; i < BATCH; i++) {
+        var_items[i].event = FLIGHTREC_USER(2);
+        var_items[i].data = (uintptr_t)i;
+    }
+    for (uint64_t i = 0; i < n; i += BATCH) {
+        var_items[0].data = (uintptr_t)i;
+        flightrec_produce_n(var_items, BATCH);
     }
 }
 
@@ -130,8 +149,10 @@ __attribute__((noinline)) static void loop_produce_2(uint64_t n)
                             FLIGHTREC_USER(5), (uintptr_t)i + 1);
 }
 
-/* Records of @items items with prepare/add/commit, inlined. */
-static inline void record_items(uint64_t n, unsigned items)
+/* Records of @items items with prepare/add/commit, inlined (forced: clang
+ * would otherwise make one loop of the three callers, for any count). */
+static inline __attribute__((always_inline)) void record_items(uint64_t n,
+                                                               unsigned items)
 {
     for (uint64_t i = 0; i < n; i += items) {
         struct flightrec_ctx ctx;
@@ -234,6 +255,8 @@ static loop_fn by_name(const char *name)
         return loop_produce_2;
     if (strcmp(name, "produce_n") == 0)
         return loop_produce_n;
+    if (strcmp(name, "produce_n_var") == 0)
+        return loop_produce_n_var;
     if (strcmp(name, "record_1") == 0)
         return loop_record_1;
     if (strcmp(name, "record_2") == 0)
@@ -412,7 +435,8 @@ int main(int argc, char **argv)
     if (argc >= 2)
         n = strtoull(argv[1], NULL, 0);
 
-    enum { IDEAL, IDEAL_PACKED, PRODUCE, PRODUCE_2, PRODUCE_N, RECORD_1,
+    enum { IDEAL, IDEAL_PACKED, PRODUCE, PRODUCE_2, PRODUCE_N, PRODUCE_N_VAR,
+           RECORD_1,
            RECORD_2, RECORD_8, FILTERED, STOPPED, IDEAL2, PRODUCE2, KINDS };
     static const char *const names[KINDS] = {
         "ideal loop (counter, 2 stores, release)",
@@ -420,6 +444,7 @@ int main(int argc, char **argv)
         "flightrec_produce",
         "flightrec_produce_2, per item",
         "flightrec_produce_n, per item (8 a call)",
+        "produce_n, events unknown to the compiler",
         "prepare/add/commit, 1 item",
         "prepare/add/commit, 2 items, per item",
         "prepare/add/commit, 8 items, per item",
@@ -435,6 +460,7 @@ int main(int argc, char **argv)
         results[PRODUCE][r] = measure(loop_produce, n, 1);
         results[PRODUCE_2][r] = measure(loop_produce_2, n, 1);
         results[PRODUCE_N][r] = measure(loop_produce_n, n, 1);
+        results[PRODUCE_N_VAR][r] = measure(loop_produce_n_var, n, 1);
         results[RECORD_1][r] = measure(loop_record_1, n, 1);
         results[RECORD_2][r] = measure(loop_record_2, n, 1);
         results[RECORD_8][r] = measure(loop_record_8, n, 1);

@@ -45,12 +45,11 @@ FLIGHTREC_BEGIN_DECLS
 
 /*=====   Recording   =====*/
 
-/** An item for flightrec_produce_n(). */
-struct flightrec_item_in {
-    uint32_t event;
-    uintptr_t data;
-};
-
+/* flightrec_produce(), flightrec_produce_2(), flightrec_produce_n() and
+ * prepare/add/commit are in flightrec/producer.h: inline in C; in C++ (and
+ * for bindings) the same calls out of line, declared here for the
+ * multi-item ones. */
+#if defined(__cplusplus) || defined(FLIGHTREC__OUT_OF_LINE_MULTI)
 /** @brief Records two items with one timestamp, published together. */
 FLIGHTREC_API void flightrec_produce_2(uint32_t event0, uintptr_t data0,
                                        uint32_t event1, uintptr_t data1);
@@ -59,6 +58,7 @@ FLIGHTREC_API void flightrec_produce_2(uint32_t event0, uintptr_t data0,
  * FLIGHTREC_MAX_PENDING items when larger). */
 FLIGHTREC_API void flightrec_produce_n(const struct flightrec_item_in *items,
                                        size_t n);
+#endif
 
 /*=====   Configuration   =====*/
 

@@ -7,16 +7,18 @@
  * Each thread writes only its own ring; the ring's head is published with a
  * store-release, and a reader acquires it.  Everything that is not "read the
  * counter, store an item, publish the head" happens in out-of-line slow paths
- * (src/producer/produce.c): attaching a ring on a thread's first event,
- * writing uptime sync items, discard-mode fullness, and records made by a
- * signal handler that interrupted a record of the same thread.
+ * (src/producer/produce.c, produce-multi.c): attaching a ring on a thread's
+ * first event, writing uptime sync items, discard-mode fullness, and
+ * records made by a signal handler that interrupted a record of the same
+ * thread.
  *
  * Two per-thread numbers steer all of these.  The fast path runs while
  * counter < deadline and head < head_limit.  The slow path sets the
  * deadline to the time a sync item is due (2^21 ticks after the last) and
- * the head limit to where one is due by count (a quarter ring later) or
- * where a discard-mode ring could be full; a thread without rings has
- * deadline 0.  While a record is being written the deadline is 0, so a
+ * the head limit to where one is due by count (a quarter ring later),
+ * where a discard-mode ring could be full, or where the head's lap of the
+ * ring ends (so that slots need no mask and records no wrap check); a
+ * thread without rings has deadline 0.  While a record is being written the deadline is 0, so a
  * signal handler that records in between takes the slow path, which writes
  * to the thread's signal ring instead of corrupting the interrupted record.
  */
@@ -47,6 +49,12 @@ struct flightrec_ctx {
 /** Items a record may hold before add() publishes part of it; a reader
  * keeps this many items away from the head of an overwriting ring. */
 #define FLIGHTREC_MAX_PENDING 8u
+
+/** An item for flightrec_produce_n(). */
+struct flightrec_item_in {
+    uint32_t event;
+    uintptr_t data;
+};
 
 /* The inline path out of line, for C++ (which has no C11 _Atomic) and for
  * bindings; the same semantics, one call more. */
@@ -101,6 +109,10 @@ struct flightrec__writer {
     struct flightrec__ring_head *ring;
     struct flightrec_item *items;
     uintptr_t mask;                     /**< items - 1 */
+    /** The address of items[0] minus the first position of the head's lap
+     * (times the item size): the slot of a position below head_limit,
+     * which never passes the lap's end, without the mask. */
+    uintptr_t lap_base;
 };
 
 struct flightrec__thread {
@@ -151,6 +163,39 @@ flightrec__slot(const struct flightrec__writer *w, uintptr_t head)
 {
     return &w->items[head & w->mask];
 }
+
+/* The slot of a position below the head limit: one load and one mask
+ * fewer. */
+static FLIGHTREC_ALWAYS_INLINE struct flightrec_item *
+flightrec__lap_slot(const struct flightrec__writer *w, uintptr_t head)
+{
+#if defined(__x86_64__) && defined(__LP64__) && defined(__clang__)
+    /* 16-byte items: 2 * head, scaled by 8 in the stores' addresses, is
+     * one instruction less than the shift and add clang chooses (gcc
+     * computes the address in one more instruction either way). */
+    uintptr_t twice = head + head;
+    __asm__("" : "+r"(twice));
+    return (struct flightrec_item *)(w->lap_base + twice * 8);
+#else
+    return (struct flightrec_item *)(w->lap_base +
+                                     head * sizeof(struct flightrec_item));
+#endif
+}
+
+/* Whether head + n passes the largest position (never with 64-bit
+ * positions: telling the compiler so lets it drop checks): that record
+ * takes the slow path, which re-arms behind it. */
+#if UINTPTR_MAX > 0xffffffffu
+#define FLIGHTREC__POSITION_WRAPS(head, n) 0
+#else
+#define FLIGHTREC__POSITION_WRAPS(head, n) ((head) > UINTPTR_MAX - (n))
+#endif
+
+#if defined(__GNUC__)
+#define FLIGHTREC__ASSUME(cond) ((cond) ? (void)0 : __builtin_unreachable())
+#else
+#define FLIGHTREC__ASSUME(cond) ((void)0)
+#endif
 
 /**
  * @brief Whether @a event passes the global enable and the event filter:
@@ -209,7 +254,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
      * reader validating its copy by re-reading the head is right on weakly
      * ordered CPUs too (no instruction on x86). */
     atomic_thread_fence(memory_order_release);
-    struct flightrec_item *item = flightrec__slot(w, head);
+    struct flightrec_item *item = flightrec__lap_slot(w, head);
     atomic_store_explicit(&item->event, FLIGHTREC_TIME_EVENT(now, event),
                           memory_order_relaxed);
     atomic_store_explicit(&item->data, data, memory_order_relaxed);
@@ -268,12 +313,16 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
      * recorder, whose filter rejects every add). */
     uintptr_t limit = head + FLIGHTREC_MAX_PENDING;
     atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
-    if (FLIGHTREC_UNLIKELY(now >= deadline ||
-                           head > UINTPTR_MAX - FLIGHTREC_MAX_PENDING ||
-                           limit > w->head_limit)) {
+    if (FLIGHTREC_UNLIKELY(
+            now >= deadline ||
+            FLIGHTREC__POSITION_WRAPS(head, FLIGHTREC_MAX_PENDING) ||
+            limit > w->head_limit)) {
         *ctx = flightrec__prepare_cold(w, head, now, deadline);
         return;
     }
+    /* For the compiler: add() need not check the first items, commit()
+     * need not check the writer. */
+    FLIGHTREC__ASSUME(head < limit && w != NULL);
     ctx->writer = w;
     ctx->head = head;
     ctx->limit = limit;
@@ -338,6 +387,152 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_commit(struct flightrec_ctx *ctx)
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = ctx->deadline;
 }
+
+/* flightrec_produce_2() and flightrec_produce_n() are inline in C; the
+ * library builds the exported functions of the same names (flightrec.h)
+ * from the same code, for C++ and bindings. */
+
+FLIGHTREC_API void flightrec__produce_2_filtered(uint32_t event0,
+                                                 uintptr_t data0,
+                                                 uint32_t event1,
+                                                 uintptr_t data1);
+FLIGHTREC_API void flightrec__produce_2_slow(uint32_t event0, uintptr_t data0,
+                                             uint32_t event1, uintptr_t data1,
+                                             uint64_t now, uint64_t deadline);
+FLIGHTREC_API void
+flightrec__produce_n_slow(const struct flightrec_item_in *items, size_t n,
+                          uint64_t now, uint64_t deadline);
+
+#if defined(__GNUC__)
+#define FLIGHTREC__UNROLL _Pragma("GCC unroll 8")
+#else
+#define FLIGHTREC__UNROLL
+#endif
+
+static FLIGHTREC_ALWAYS_INLINE void flightrec__put(struct flightrec_item *item,
+                                                   uint32_t time_word,
+                                                   uint32_t event,
+                                                   uintptr_t data)
+{
+    atomic_store_explicit(&item->event,
+                          time_word | (event & FLIGHTREC_EVENT_MASK),
+                          memory_order_relaxed);
+    atomic_store_explicit(&item->data, data, memory_order_relaxed);
+}
+
+/* flightrec_produce_2() */
+static FLIGHTREC_ALWAYS_INLINE void flightrec__produce_2_fast(uint32_t event0,
+                                                              uintptr_t data0,
+                                                              uint32_t event1,
+                                                              uintptr_t data1)
+{
+    if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event0) ||
+                           !flightrec_event_enabled(event1))) {
+        flightrec__produce_2_filtered(event0, data0, event1, data1);
+        return;
+    }
+    struct flightrec__writer *w = &flightrec__self.main;
+    uint64_t deadline = w->deadline;
+    w->deadline = 0; /* as in flightrec_produce() */
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t now = flightrec_counter();
+    struct flightrec__ring_head *ring = w->ring;
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(now >= deadline ||
+                           FLIGHTREC__POSITION_WRAPS(head, 2) ||
+                           head + 2 > w->head_limit)) {
+        flightrec__produce_2_slow(event0, data0, event1, data1, now,
+                                  deadline);
+        return;
+    }
+    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    struct flightrec_item *item = flightrec__lap_slot(w, head);
+    uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    flightrec__put(&item[0], time_word, event0, data0);
+    flightrec__put(&item[1], time_word, event1, data1);
+    atomic_store_explicit(&ring->head, head + 2, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    w->deadline = deadline;
+}
+
+/* Up to FLIGHTREC_MAX_PENDING items, passed by value. */
+struct flightrec__pending {
+    struct flightrec_item_in item[FLIGHTREC_MAX_PENDING];
+};
+
+/* The slow path of a record of 1..FLIGHTREC_MAX_PENDING items, given a
+ * copy of them: the caller's array does not escape, so that the compiler
+ * still knows the events of an array filled once and recorded often. */
+FLIGHTREC__COLD_COPY void
+flightrec__produce_n_cold(struct flightrec__pending copy, size_t n,
+                          uint64_t now, uint64_t deadline)
+{
+    flightrec__produce_n_slow(copy.item, n, now, deadline);
+}
+
+/* flightrec_produce_n() */
+static FLIGHTREC_ALWAYS_INLINE void
+flightrec__produce_n_fast(const struct flightrec_item_in *items, size_t n)
+{
+    struct flightrec__writer *w = &flightrec__self.main;
+    uint64_t deadline = w->deadline;
+    w->deadline = 0; /* as in flightrec_produce() */
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t now = flightrec_counter();
+    struct flightrec__ring_head *ring = w->ring;
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(n - 1 >= FLIGHTREC_MAX_PENDING)) {
+        flightrec__produce_n_slow(items, n, now, deadline);
+        return;
+    }
+    if (FLIGHTREC_UNLIKELY(now >= deadline ||
+                           FLIGHTREC__POSITION_WRAPS(head, n) ||
+                           head + n > w->head_limit)) {
+        struct flightrec__pending copy;
+        for (size_t i = 0; i < n; i++)
+            copy.item[i] = items[i];
+        flightrec__produce_n_cold(copy, n, now, deadline);
+        return;
+    }
+    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    struct flightrec_item *start = flightrec__lap_slot(w, head), *next = start;
+    uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    FLIGHTREC__UNROLL
+    for (size_t i = 0; i < n; i++) {
+        if (FLIGHTREC_LIKELY(flightrec_event_enabled(items[i].event)))
+            flightrec__put(next++, time_word, items[i].event, items[i].data);
+    }
+    atomic_store_explicit(&ring->head, head + (uintptr_t)(next - start),
+                          memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    w->deadline = deadline;
+}
+
+#if !defined(FLIGHTREC__OUT_OF_LINE_MULTI)
+/**
+ * @brief Records two items with one timestamp, published together.
+ *
+ * If the filter rejects one of them, the other is recorded alone.
+ */
+static FLIGHTREC_ALWAYS_INLINE void flightrec_produce_2(uint32_t event0,
+                                                        uintptr_t data0,
+                                                        uint32_t event1,
+                                                        uintptr_t data1)
+{
+    flightrec__produce_2_fast(event0, data0, event1, data1);
+}
+
+/**
+ * @brief Records @a n items with one timestamp, published together (in
+ * parts of FLIGHTREC_MAX_PENDING items when larger); items the filter
+ * rejects are left out.
+ */
+static FLIGHTREC_ALWAYS_INLINE void
+flightrec_produce_n(const struct flightrec_item_in *items, size_t n)
+{
+    flightrec__produce_n_fast(items, n);
+}
+#endif
 
 #endif /* __cplusplus */
 

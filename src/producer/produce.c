@@ -84,6 +84,7 @@ static void writer_unbind(struct flightrec__writer *w)
     w->ring = &unattached_head;
     w->items = NULL;
     w->mask = 0;
+    w->lap_base = 0;
 }
 
 /* Where, in discard mode, the owner must stop: the reader's tail (or this
@@ -140,9 +141,12 @@ static int sync_is_due(int which, uint64_t now, uintptr_t head)
            head - sync->head >= quarter;
 }
 
-/* The next deadline of a writer; also refreshes its head limit.  Position
- * arithmetic is modular: where a limit would wrap past the head (32-bit
- * heads after 2^32 items), the limit becomes the largest position. */
+/* The next deadline of a writer; also refreshes its head limit and lap
+ * base.  Position arithmetic is modular: where a limit would wrap past the
+ * head (32-bit heads after 2^32 items), the limit becomes the largest
+ * position.  The limit stops at the end of the head's lap (one slow path
+ * more per lap), so that the fast paths find their slots from the lap base
+ * without masking and never wrap around the array within a record. */
 static uint64_t rearm(int which, uintptr_t head)
 {
     struct flightrec__writer *w = writer_of(which);
@@ -156,6 +160,12 @@ static uint64_t rearm(int which, uintptr_t head)
         if (room < limit - head)
             limit = head + room;
     }
+    uintptr_t lap_first = head & ~w->mask;
+    uintptr_t lap_end = lap_first + w->mask + 1; /* 0: the last lap */
+    if (lap_end != 0 && lap_end < limit)
+        limit = lap_end;
+    w->lap_base = (uintptr_t)w->items -
+                  lap_first * (uintptr_t)sizeof(struct flightrec_item);
     w->head_limit = limit;
     if (sync->none_yet)
         return 1; /* the next event writes the first pair */
@@ -468,6 +478,13 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     }
     put(w, ctx->head, ctx->time_word, event, data);
     ctx->head++;
+#if UINTPTR_MAX <= 0xffffffffu
+    /* The record may pass the largest position without a re-arm, and the
+     * head then be below the limit again: the next record takes the slow
+     * path, so that no fast path uses a lap base the head has left.  (With
+     * 64-bit positions a head past the limit is above it.) */
+    w->head_limit = 0;
+#endif
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
     /* The room counted the item just put. */
     if (room - 1 < ctx->limit - ctx->head)

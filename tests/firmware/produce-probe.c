@@ -37,7 +37,7 @@ void probe_masked(uintptr_t data)
         flightrec__produce_slow(event, data, now, w->deadline);
         return;
     }
-    struct flightrec_item *item = &w->items[head & w->mask];
+    struct flightrec_item *item = flightrec__lap_slot(w, head);
     atomic_store_explicit(&item->event, FLIGHTREC_TIME_EVENT(now, event),
                           memory_order_relaxed);
     atomic_store_explicit(&item->data, data, memory_order_relaxed);

@@ -7,8 +7,9 @@
 #   check-hot-path.sh PROBE_BINARY
 set -eu
 status=0
-for fn in probe_produce probe_record flightrec__prepare_cold \
-          flightrec__add_cold; do
+for fn in probe_produce probe_record probe_produce_2 probe_produce_n \
+          flightrec__prepare_cold flightrec__add_cold \
+          flightrec__produce_n_cold; do
     failed=$status
     status=0
     code=$(objdump -d --no-show-raw-insn "$1" |
@@ -33,7 +34,7 @@ for fn in probe_produce probe_record flightrec__prepare_cold \
     fi
     # Allowed calls: the slow paths, and the PIC thunk of 32-bit x86.
     calls=$(echo "$code" | grep -E '(call|jmp)[[:space:]]+[0-9a-f]+ <' |
-        grep -Ev '<(flightrec__(produce|prepare|add)_(slow|cold)|probe_[a-z]+|__x86\.get_pc_thunk\.[a-z]+)(\+0x[0-9a-f]+)?>' || true)
+        grep -Ev '<(flightrec__(produce|prepare|add|produce_2|produce_n)_(slow|cold|filtered)|probe_[a-z_0-9]+|__x86\.get_pc_thunk\.[a-z]+)(\+0x[0-9a-f]+)?>' || true)
     if [ -n "$calls" ]; then
         echo "$fn: calls other than the slow paths:" >&2
         echo "$calls" >&2

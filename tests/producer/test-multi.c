@@ -73,7 +73,9 @@ static void expect(struct plan *p, uint32_t event, uint64_t data,
     p->produced++;
 }
 
-enum kind { KIND_PRODUCE_2, KIND_PRODUCE_N, KIND_PREPARE, KINDS };
+/* KIND_SINGLE: each item a flightrec_produce() of its own, between the
+ * multi-item records (their slow paths leave the head limit to re-arm). */
+enum kind { KIND_PRODUCE_2, KIND_PRODUCE_N, KIND_PREPARE, KIND_SINGLE, KINDS };
 
 /* Records record number @r of @kind with @n items (produce_2: 2) whose
  * data are *seq, *seq + 1, ...; every fifth item is filtered. */
@@ -86,9 +88,16 @@ static void record(struct plan *p, enum kind kind, size_t n, uint32_t r,
     for (size_t i = 0; i < n; i++) {
         in[i].event = rand_r(seed) % 5 == 0 ? OFF_EVENT : ON_EVENT;
         in[i].data = (uintptr_t)(*seq)++;
-        expect(p, in[i].event, in[i].data, r);
+        /* Singles are records of one item each: numbered apart. */
+        expect(p, in[i].event, in[i].data,
+               kind == KIND_SINGLE ? 0x80000000u | (r * 16u + (uint32_t)i)
+                                   : r);
     }
     switch (kind) {
+    case KIND_SINGLE:
+        for (size_t i = 0; i < n; i++)
+            flightrec_produce(in[i].event, in[i].data);
+        break;
     case KIND_PRODUCE_2:
         flightrec_produce_2(in[0].event, in[0].data, in[1].event,
                             in[1].data);
@@ -187,6 +196,7 @@ TEST(produce_2_exact) { run_exact(KIND_PRODUCE_2); }
 TEST(produce_n_exact) { run_exact(KIND_PRODUCE_N); }
 TEST(prepare_add_commit_exact) { run_exact(KIND_PREPARE); }
 TEST(mixed_records_exact) { run_exact(KINDS); }
+TEST(singles_exact) { run_exact(KIND_SINGLE); }
 
 /* Discard mode: a 64-item ring filled by records of every kind without a
  * drain, then drained, several times over.  Each enabled item is either
@@ -398,6 +408,7 @@ TEST(random_signals_keep_multi_records_whole)
 
 TEST_MAIN(TEST_ENTRY(produce_2_exact), TEST_ENTRY(produce_n_exact),
           TEST_ENTRY(prepare_add_commit_exact), TEST_ENTRY(mixed_records_exact),
+          TEST_ENTRY(singles_exact),
           TEST_ENTRY(discard_counts_every_item),
           TEST_ENTRY(handler_inside_record_keeps_it_whole),
           TEST_ENTRY(too_deep_multi_items_are_counted),

@@ -322,9 +322,11 @@ FLIGHTREC_API int flightrec_drain(int fd);
  * stream` outside refused.  At exit (or flightrec_server_stop()) its
  * clients get the end of the stream.  The environment variable
  * FLIGHTREC_SERVER=ADDR:PORT starts it when the program loads (and prints
- * "flightrec: serving on ADDR:PORT" on standard error).  Listen on a
- * loopback address unless other machines must connect: there is no token
- * in-process (docs/recording.md, "Serving over the network").
+ * "flightrec: serving on ADDR:PORT" on standard error).  With
+ * FLIGHTREC_SERVER_TOKEN=FILE, clients must send the first line of FILE
+ * first, as with `flightrec serve --token FILE`.  Listen on a loopback
+ * address unless other machines must connect (docs/recording.md, "Serving
+ * over the network").
  * @param address numeric IPv4 or IPv6 address; NULL: 127.0.0.1
  * @param port TCP port; 0: any free port (see flightrec_server_port())
  * @retval 0 the server runs
@@ -332,6 +334,7 @@ FLIGHTREC_API int flightrec_drain(int fd);
  * @retval -EBUSY another consumer holds the session
  * @retval -EADDRNOTAVAIL the address cannot be listened on (said on
  *         standard error)
+ * @retval -EACCES FLIGHTREC_SERVER_TOKEN names no readable token (said)
  * @retval -ENOMEM, -EAGAIN no memory or no thread
  */
 FLIGHTREC_API int flightrec_server_start(const char *address, unsigned port,

@@ -14,10 +14,12 @@
 #include "../server/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_PERIOD_MS 10u
 /* At exit a client has this long to take what is queued for it. */
@@ -123,6 +125,32 @@ static int self_claim(int take)
                              &holder);
 }
 
+/* The first line of @path (not empty) into @token; 0, or -1 after a
+ * message (a token no one can send would lock every client out). */
+static int read_token(const char *path, char *token, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, token, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n > 0) {
+        token[n] = '\0';
+        token[strcspn(token, "\r\n")] = '\0';
+    }
+    if (n <= 0 || token[0] == '\0') {
+        char line[400];
+        int len = snprintf(line, sizeof(line),
+                           "flightrec: FLIGHTREC_SERVER_TOKEN=%.200s: no token "
+                           "in its first line; no server\n",
+                           path);
+        if (len > 0)
+            flightrec__port_message(line, (size_t)len);
+        token[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 int flightrec_server_start(const char *address, unsigned port,
                            unsigned period_ms)
 {
@@ -143,9 +171,21 @@ int flightrec_server_start(const char *address, unsigned port,
         rc = -EBUSY; /* flightrec stream or serve outside has the rings */
         goto out;
     }
+    /* FLIGHTREC_SERVER_TOKEN=FILE: clients must send its first line, as
+     * with `flightrec serve --token FILE`. */
+    static char token[256];
+    token[0] = '\0';
+    const char *token_file = flightrec__port_getenv("FLIGHTREC_SERVER_TOKEN");
+    if (token_file != NULL && token_file[0] != '\0' &&
+        read_token(token_file, token, sizeof(token)) != 0) {
+        self_claim(0);
+        rc = -EACCES;
+        goto out;
+    }
     struct fr_server_options options = {
         .address = text,
         .port = port,
+        .token = token[0] != '\0' ? token : NULL,
         .log = log_refusal,
     };
     char message[300];

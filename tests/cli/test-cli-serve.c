@@ -784,50 +784,56 @@ TEST(other_address_warns)
     CHECK_EQ_I(server_status(&srv, 20000), 0);
 }
 
-TEST(flightrec_server_environment)
+/* Starts serve-env-target (5000 events when told) with FLIGHTREC_SERVER
+ * and, if @token_file, FLIGHTREC_SERVER_TOKEN; its port. */
+static unsigned start_env_target(const char *token_file, pid_t *child,
+                                 int *go_fd, struct server *srv)
 {
-    use_own_sessions("env");
     int in[2], err[2];
     CHECK_EQ_I(pipe2(in, O_CLOEXEC), 0);
     CHECK_EQ_I(pipe2(err, O_CLOEXEC), 0);
-    pid_t child = fork();
-    if (child == 0) {
+    *child = fork();
+    if (*child == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         dup2(in[0], 0);
         dup2(err[1], 2);
         setenv("FLIGHTREC_SERVER", "127.0.0.1:0", 1);
+        if (token_file != NULL)
+            setenv("FLIGHTREC_SERVER_TOKEN", token_file, 1);
         execl(SERVE_ENV_TARGET, "serve-env-target", "5000", (char *)NULL);
         _exit(127);
     }
     close(in[0]);
     close(err[1]);
-    struct server srv;
-    memset(&srv, 0, sizeof(srv));
-    srv.err_fd = err[0];
-    CHECK_EQ_I(server_wait_for(&srv, "flightrec: serving on 127.0.0.1:", 10000),
+    memset(srv, 0, sizeof(*srv));
+    srv->err_fd = err[0];
+    CHECK_EQ_I(server_wait_for(srv, "flightrec: serving on 127.0.0.1:", 10000),
                0);
-    unsigned port = (unsigned)atoi(strstr(srv.err, "serving on 127.0.0.1:") +
-                                   strlen("serving on 127.0.0.1:"));
-    struct received r;
-    memset(&r, 0, sizeof(r));
-    r.fd = connect_to(port, 0);
+    *go_fd = in[1];
+    return (unsigned)atoi(strstr(srv->err, "serving on 127.0.0.1:") +
+                          strlen("serving on 127.0.0.1:"));
+}
+
+/* Lets the target record and exit; checks what client @r got: every
+ * event of its main thread, in order, and the end of the stream. */
+static void env_target_delivers(pid_t child, int go_fd, struct received *r)
+{
     usleep(200000);
-    CHECK_EQ_I(write(in[1], "g", 1), 1);
+    CHECK_EQ_I(write(go_fd, "g", 1), 1);
     usleep(200000);
-    close(in[1]); /* the program exits: the end of the stream */
-    receive_all(&r, 1, 30000);
+    close(go_fd); /* the program exits: the end of the stream */
+    receive_all(r, 1, 30000);
     int status;
     CHECK_EQ_I(waitpid(child, &status, 0), child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CHECK(r.closed);
-    CHECK(ends_with_stream_end(&r));
-    /* Every event of the main thread, in order, nothing else. */
+    CHECK(r->closed);
+    CHECK(ends_with_stream_end(r));
     side = mmap(NULL, sizeof(*side), PROT_READ | PROT_WRITE,
                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     memset(side, 0, sizeof(*side));
     atomic_store(&side->tid[0], (int32_t)child);
     struct decoded d;
-    decode(r.bytes, r.len, &d);
+    decode(r->bytes, r->len, &d);
     CHECK_EQ_I(d.rc, 0);
     CHECK_EQ_I(d.pid, child);
     CHECK_EQ_U(d.t[0].events, 5000);
@@ -838,9 +844,53 @@ TEST(flightrec_server_environment)
     CHECK_EQ_U(d.t[0].next, 5000 + 1);
     CHECK_EQ_U(d.t[0].lost, 0);
     CHECK_EQ_U(d.others, 0);
+}
+
+TEST(flightrec_server_environment)
+{
+    use_own_sessions("env");
+    pid_t child;
+    int go_fd;
+    struct server srv;
+    unsigned port = start_env_target(NULL, &child, &go_fd, &srv);
+    struct received r;
+    memset(&r, 0, sizeof(r));
+    r.fd = connect_to(port, 0);
+    env_target_delivers(child, go_fd, &r);
     close(r.fd);
     free(r.bytes);
-    close(err[0]);
+    close(srv.err_fd);
+}
+
+/* FLIGHTREC_SERVER_TOKEN: the in-process server's token, as serve's. */
+TEST(flightrec_server_environment_token)
+{
+    use_own_sessions("env-token");
+    char token_path[600];
+    snprintf(token_path, sizeof(token_path), "%s/token", scratch);
+    FILE *f = fopen(token_path, "w");
+    CHECK(f != NULL);
+    fputs("in-process-token\n", f);
+    fclose(f);
+    chmod(token_path, 0600);
+    pid_t child;
+    int go_fd;
+    struct server srv;
+    unsigned port = start_env_target(token_path, &child, &go_fd, &srv);
+    char out[4096];
+    CHECK_EQ_U(exchange(port, "token in-process-tokeN\n\n", out, sizeof(out)),
+               0);
+    CHECK_EQ_U(exchange(port, "\n", out, sizeof(out)), 0);
+    CHECK_EQ_I(server_wait_for(&srv, ": wrong token: connection closed", 5000),
+               0);
+    struct received r;
+    memset(&r, 0, sizeof(r));
+    r.fd = connect_to(port, 0);
+    send_text(r.fd, "token in-process-token\n\n");
+    env_target_delivers(child, go_fd, &r);
+    close(r.fd);
+    free(r.bytes);
+    close(srv.err_fd);
 }
 
 TEST_MAIN()

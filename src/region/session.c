@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* "BEFORE PATH AFTER: why" into @message; returns @rc. */
@@ -364,4 +365,30 @@ void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start)
     uint64_t mine = claim_token(pid, start);
     (void)atomic_compare_exchange_strong_explicit(
         lock, &mine, 0, memory_order_release, memory_order_relaxed);
+}
+
+int fr_session_mapped_by(const struct fr_session *s, int32_t pid)
+{
+    struct stat st;
+    if (fstat(s->fd, &st) != 0)
+        return -1;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(path, "re");
+    if (maps == NULL)
+        return -1;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), maps) != NULL) {
+        unsigned major, minor;
+        unsigned long long inode;
+        /* start-end perms offset major:minor inode [path] */
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &inode) ==
+                3 &&
+            inode == (unsigned long long)st.st_ino &&
+            major == major(st.st_dev) && minor == minor(st.st_dev))
+            found = 1;
+    }
+    fclose(maps);
+    return found;
 }

@@ -56,6 +56,10 @@ int fr_session_open(struct fr_session *s, const char *path, int writable,
 int fr_session_remap(struct fr_session *s, char *message,
                      size_t message_size);
 void fr_session_close(struct fr_session *s);
+/* Whether process @pid maps the session file @s (1), not (0: it called
+ * exec, so its recording is no longer that file), or -1 if its maps
+ * cannot be read. */
+int fr_session_mapped_by(const struct fr_session *s, int32_t pid);
 
 /* The session file of process @pid in the session directory: the one whose
  * process is alive with that pid, else the newest.  0 or -1 with a message.

@@ -983,6 +983,56 @@ TEST(ctl_lock_of_a_dead_or_stuck_holder)
     stop_looper(child);
 }
 
+/* A process that called exec records no more into its session, though its
+ * pid and start time are the same: ctl says so instead of "succeeding". */
+TEST(ctl_after_exec_is_refused)
+{
+    use_own_sessions("ctl-exec");
+    int ready[2];
+    CHECK_EQ_I(pipe(ready), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(ready[0]);
+        flightrec_produce(FLIGHTREC_USER(1), 1);
+        CHECK_EQ_I((int)write(ready[1], "r", 1), 1);
+        usleep(100000);
+        execl("/bin/sleep", "sleep", "30", (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    char c;
+    CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    char args[200], out[4096], err[4096], expect[300];
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    /* Once it runs sleep: refused. */
+    for (int i = 0; i < 500; i++) {
+        char comm_path[64], comm[32] = "";
+        snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)child);
+        FILE *f = fopen(comm_path, "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof(comm), f) == NULL)
+                comm[0] = '\0';
+            fclose(f);
+        }
+        if (strcmp(comm, "sleep\n") == 0)
+            break;
+        usleep(2000);
+    }
+    snprintf(args, sizeof(args), "ctl %d stop", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    snprintf(expect, sizeof(expect),
+             "flightrec ctl: process %d no longer records into this session "
+             "(it called exec): nothing to control\n",
+             (int)child);
+    CHECK_EQ_S(err, expect);
+    kill(child, SIGKILL);
+    CHECK_EQ_I(waitpid(child, NULL, 0), child);
+}
+
 TEST(ctl_mode_switches_every_ring)
 {
     use_own_sessions("ctl-mode");

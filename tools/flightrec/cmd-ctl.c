@@ -330,6 +330,11 @@ int cmd_ctl(int argc, char **argv)
                    "(flightrec dump) but not controlled",
                 (int)v.process->pid);
         rc = 1;
+    } else if (fr_session_mapped_by(&s, v.process->pid) == 0) {
+        cli_msg(0, "process %d no longer records into this session (it "
+                   "called exec): nothing to control",
+                (int)v.process->pid);
+        rc = 1;
     } else if (!(v.header.flags & FLIGHTREC_REGION_HOT_SHARED)) {
         cli_msg(0, "process %d keeps its control words in private memory: "
                    "it cannot be controlled from outside",

@@ -32,13 +32,13 @@ _Alignas(FLIGHTREC__CONTROL_PAGE_BYTES) struct flightrec__control_page
         .filter = { ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8 },
 };
 
-/* Another process (flightrec ctl) may change the control words: between
- * its changes and ours, the region's control lock.  Only a shared hot page
- * lets another process act, so only then is there anyone to exclude. */
 /* The claim of a holder that kept the lock too long: while it is still
  * there, the program does not wait for it again. */
 static uint64_t stuck_claim;
 
+/* Another process (flightrec ctl) may change the control words: between
+ * its changes and ours, the region's control lock.  Only a shared hot page
+ * lets another process act, so only then is there anyone to exclude. */
 static int region_lock(void)
 {
     if (flightrec__region_base == NULL ||
@@ -80,7 +80,8 @@ static void refresh_locked(void)
     for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
         flightrec__filter_wanted[i] =
             atomic_load_explicit(&c->filter[i], memory_order_relaxed);
-    running_wanted = atomic_load_explicit(&c->running, memory_order_relaxed) != 0;
+    running_wanted =
+        atomic_load_explicit(&c->running, memory_order_relaxed) != 0;
     generation_seen = generation;
 }
 
@@ -106,8 +107,7 @@ void flightrec__control_end(struct flightrec__control_hold *hold)
 void flightrec__filter_publish(void)
 {
     uint32_t in_force[FLIGHTREC_FILTER_WORDS];
-    fr_filter_in_force(flightrec__filter_wanted, running_wanted,
-                                     in_force);
+    fr_filter_in_force(flightrec__filter_wanted, running_wanted, in_force);
     for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
         atomic_store_explicit(&flightrec__control_page.filter[i], in_force[i],
                               memory_order_relaxed);

@@ -128,13 +128,16 @@ FLIGHTREC_API int flightrec_config_from_env(struct flightrec_config *config,
 /**
  * @brief Validates and applies a configuration.
  *
- * Call it before the first event, or after flightrec_cleanup().
+ * Call it before the first event, or after flightrec_cleanup(); once rings
+ * exist, only the mode may change: each ring follows at its writer's next
+ * slow path, at most a quarter ring or 2^21 ticks later, as after
+ * `flightrec ctl mode`.
  * @retval 0 success
  * @retval FLIGHTREC_ENOTPOW2 an item count is not a power of two
  * @retval FLIGHTREC_ETOOSMALL an item count is below 16
  * @retval FLIGHTREC_ETOOLARGE an item count is above FLIGHTREC_MAX_ITEMS
  * @retval FLIGHTREC_EMODE unknown mode
- * @retval FLIGHTREC_EBUSY_CONFIG rings exist with another size or mode
+ * @retval FLIGHTREC_EBUSY_CONFIG rings exist with another size
  */
 FLIGHTREC_API int flightrec_setup(const struct flightrec_config *config);
 

@@ -251,10 +251,10 @@ int flightrec_setup(const struct flightrec_config *config)
     flightrec__ensure_init();
     struct flightrec__control_hold hold;
     flightrec__control_begin(&hold);
-    if (rings_exist() &&
-        (next.items != settings.items ||
-         next.signal_items != settings.signal_items ||
-         next.mode != flightrec__current_mode())) {
+    /* Sizes are fixed once rings exist; the mode is not: it reaches each
+     * ring through its writer, as a change by flightrec ctl does. */
+    if (rings_exist() && (next.items != settings.items ||
+                          next.signal_items != settings.signal_items)) {
         rc = FLIGHTREC_EBUSY_CONFIG;
     } else {
         settings = next;

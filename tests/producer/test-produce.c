@@ -365,6 +365,50 @@ TEST(discard_counts_drops)
     sp_free(&s);
 }
 
+/* The mode changes on live rings (as flightrec ctl changes it): after
+ * setup() with discard, a full ring drops the newest and counts them, and
+ * setup() with the first configuration again is accepted. */
+TEST(setup_changes_the_mode_of_live_rings)
+{
+    start_clock(16, FLIGHTREC_MODE_FLIGHT);
+    for (int i = 0; i < 5; i++) {
+        test_now = T0 + 1 + (uint64_t)i;
+        flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
+    }
+    struct flightrec_config config;
+    flightrec_config_init(&config);
+    config.items_per_ring = 16;
+    config.mode = FLIGHTREC_MODE_DISCARD;
+    CHECK_EQ_I(flightrec_setup(&config), 0);
+    struct flightrec_config now;
+    flightrec_get_config(&now);
+    CHECK_EQ_I(now.mode, FLIGHTREC_MODE_DISCARD);
+    for (int i = 5; i < 100; i++) {
+        test_now = T0 + 1 + (uint64_t)i;
+        flightrec_produce(FLIGHTREC_USER(1), (uintptr_t)i);
+    }
+    struct sp_stream s;
+    capture(&s, 0);
+    const struct sp_chunk *c = chunk_of(&s, 0);
+    size_t kept = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        if (is_sync(&c->items[i]))
+            continue;
+        CHECK_EQ_U(c->items[i].data, kept); /* the oldest are kept */
+        kept++;
+    }
+    CHECK(kept >= 5);
+    CHECK_EQ_U(c->overflow, 0);
+    CHECK_EQ_U(c->discard, 100 - kept);
+    sp_free(&s);
+    config.mode = FLIGHTREC_MODE_FLIGHT;
+    CHECK_EQ_I(flightrec_setup(&config), 0);
+    flightrec_get_config(&now);
+    CHECK_EQ_I(now.mode, FLIGHTREC_MODE_FLIGHT);
+    config.items_per_ring = 32;
+    CHECK_EQ_I(flightrec_setup(&config), FLIGHTREC_EBUSY_CONFIG);
+}
+
 TEST(drain_incremental_and_rewind)
 {
     start_clock(1024, FLIGHTREC_MODE_FLIGHT);

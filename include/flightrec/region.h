@@ -40,7 +40,7 @@
 /** "FRRG" in the writer's byte order: the first word of a region. */
 #define FLIGHTREC_REGION_MAGIC 0x47525246u
 /** The layout described here.  A reader refuses any other version. */
-#define FLIGHTREC_REGION_LAYOUT_VERSION 2u
+#define FLIGHTREC_REGION_LAYOUT_VERSION 3u
 
 /** Ring and control modes (the values of enum flightrec_mode). */
 #define FLIGHTREC_REGION_MODE_FLIGHT 0u
@@ -53,6 +53,8 @@
 #define FLIGHTREC_REGION_NAME_WORDS 4u
 /** Words of an event name (64 bytes). */
 #define FLIGHTREC_REGION_EVENT_NAME_WORDS 16u
+/** Bytes of the remembered filter specs in the control block. */
+#define FLIGHTREC_REGION_REMEMBERED_BYTES 512u
 /** Alignment of every part of a region (a cache line). */
 #define FLIGHTREC_REGION_ALIGN 64u
 
@@ -145,6 +147,11 @@ struct flightrec_region_control {
     uint32_t reserved[2];
     /** The filter the program asked for: bit set = recorded. */
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
+    /** The filter specs whose names and globs also judge events named
+     * later, comma-joined in the order they were applied: the program's
+     * FLIGHTREC_EVENTS, then each `flightrec ctl filter` spec.  NUL-
+     * terminated; changed under the control lock. */
+    char remembered[FLIGHTREC_REGION_REMEMBERED_BYTES];
 };
 
 /** The hot page: the words the hot path reads (include/flightrec/producer.h,

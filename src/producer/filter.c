@@ -2,7 +2,8 @@
 /*
  * The event filter the program asks for: set, get and specs
  * (src/common/filter-spec.h says what a spec is).  The names and globs of
- * FLIGHTREC_EVENTS also apply to events the program names later.
+ * FLIGHTREC_EVENTS, and of `flightrec ctl filter` specs, also apply to
+ * events the program names later.
  */
 #include "runtime.h"
 
@@ -12,8 +13,21 @@
 #include <string.h>
 
 /* FLIGHTREC_EVENTS as read at start-up, kept for later names (under the
- * control lock). */
-static char remembered[FLIGHTREC_REMEMBERED_SPEC_BYTES];
+ * control lock) until the region exists: then the region's copy, which
+ * flightrec ctl extends, is the one that counts. */
+static char remembered_early[FLIGHTREC_REMEMBERED_SPEC_BYTES];
+
+static char *remembered(void)
+{
+    if (flightrec__region_base != NULL)
+        return region_control()->remembered;
+    return remembered_early;
+}
+
+const char *flightrec__filter_remembered_early(void)
+{
+    return remembered_early;
+}
 
 static void filter_apply(uint32_t *words, uint32_t first, uint32_t last,
                          int enabled)
@@ -72,9 +86,9 @@ int flightrec__filter_parse(const char *spec, int remember, size_t *bad)
     int rc = 0;
     struct flightrec__control_hold hold;
     flightrec__control_begin(&hold);
-    if (remember && strlen(spec) >= sizeof(remembered)) {
+    if (remember && strlen(spec) >= FLIGHTREC_REMEMBERED_SPEC_BYTES) {
         if (bad != NULL)
-            *bad = sizeof(remembered) - 1;
+            *bad = FLIGHTREC_REMEMBERED_SPEC_BYTES - 1;
         rc = FLIGHTREC_EINVAL_CONFIG;
     } else if (fr_filter_spec_apply(flightrec__filter_wanted, spec,
                                     registered_name, NULL, remember,
@@ -84,7 +98,7 @@ int flightrec__filter_parse(const char *spec, int remember, size_t *bad)
     if (rc == 0) {
         flightrec__filter_publish();
         if (remember)
-            strcpy(remembered, spec);
+            strcpy(remembered(), spec);
     }
     flightrec__control_end(&hold);
     return rc;
@@ -92,9 +106,13 @@ int flightrec__filter_parse(const char *spec, int remember, size_t *bad)
 
 void flightrec__filter_named_locked(uint32_t event, const char *name)
 {
-    if (remembered[0] == '\0')
+    const char *spec = remembered();
+    /* The region's copy may come from another process: judged only if it
+     * ends within its bytes. */
+    if (spec[0] == '\0' ||
+        memchr(spec, '\0', FLIGHTREC_REMEMBERED_SPEC_BYTES) == NULL)
         return;
-    int verdict = fr_filter_spec_judge(remembered, event, name);
+    int verdict = fr_filter_spec_judge(spec, event, name);
     if (verdict < 0)
         return; /* the spec says nothing new about this event */
     filter_apply(flightrec__filter_wanted, event, event, verdict);

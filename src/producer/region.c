@@ -118,6 +118,10 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         atomic_store_explicit(&c->filter[i], flightrec__filter_wanted[i],
                               memory_order_relaxed);
     atomic_store_explicit(&c->running, 1, memory_order_relaxed);
+#ifndef FLIGHTREC_PORT_FIRMWARE
+    /* Firmware has no filter specs (nor anyone to extend them). */
+    strcpy(c->remembered, flightrec__filter_remembered_early());
+#endif
     atomic_store_explicit(
         &h->lost_without_ring,
         atomic_exchange_explicit(&lost_before_region, 0, memory_order_relaxed),

@@ -27,8 +27,10 @@ _Static_assert(offsetof(struct flightrec_region_header, ring_list) == 64,
 _Static_assert(offsetof(struct flightrec_region_header, counter_frequency) ==
                    96,
                "region header: counter_frequency at 96");
-_Static_assert(sizeof(struct flightrec_region_control) == 192,
-               "control block is 192 bytes");
+_Static_assert(sizeof(struct flightrec_region_control) == 704,
+               "control block is 704 bytes");
+_Static_assert(offsetof(struct flightrec_region_control, remembered) == 192,
+               "control block: remembered specs at 192");
 _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
 _Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,

@@ -109,7 +109,7 @@ void flightrec__set_running_locked(int running);
 void flightrec__set_running(int running);
 
 /* Filter (filter.c). */
-#define FLIGHTREC_REMEMBERED_SPEC_BYTES 512
+#define FLIGHTREC_REMEMBERED_SPEC_BYTES FLIGHTREC_REGION_REMEMBERED_BYTES
 /* Parses @spec and applies it, or changes nothing; takes the control lock.
  * A name or glob that matches no event is an error, except with @remember:
  * then the names and globs of @spec also apply to events named later
@@ -117,6 +117,9 @@ void flightrec__set_running(int running);
  * specs of FLIGHTREC_REMEMBERED_SPEC_BYTES or more are refused.  0, or
  * FLIGHTREC_EINVAL_CONFIG and the offset of the bad term in @bad. */
 int flightrec__filter_parse(const char *spec, int remember, size_t *bad);
+/* The remembered spec before the region exists (region.c copies it in). */
+const char *flightrec__filter_remembered_early(void);
+
 /* @event was just named @name: applies the remembered spec to it.  Called
  * with the control lock held. */
 void flightrec__filter_named_locked(uint32_t event, const char *name);

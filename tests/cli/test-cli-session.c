@@ -580,7 +580,11 @@ struct loop_log {
     _Atomic int api_running;
     _Atomic int api_filter_other;   /* flightrec_filter_get(USER(5)) */
     _Atomic int api_filter_own;     /* flightrec_filter_get(USER(0)) */
-    _Atomic int command;    /* 1: thread 0 enables USER(1) itself; 2: done */
+    /* 1: thread 0 enables USER(1) itself; 2: done; 3: it names USER(6)
+     * "late_event" and USER(7) "kept_event"; 4: done */
+    _Atomic int command;
+    _Atomic int api_filter_late;    /* flightrec_filter_get(USER(6)) */
+    _Atomic int api_filter_kept;    /* flightrec_filter_get(USER(7)) */
     _Atomic int stop;
 };
 
@@ -605,6 +609,15 @@ static void *looper(void *arg)
             if (atomic_load(&loop->command) == 1) {
                 flightrec_filter_set(FLIGHTREC_USER(1), 1);
                 atomic_store(&loop->command, 2);
+            }
+            if (atomic_load(&loop->command) == 3) {
+                flightrec_event_set_name(FLIGHTREC_USER(6), "late_event");
+                flightrec_event_set_name(FLIGHTREC_USER(7), "kept_event");
+                atomic_store(&loop->api_filter_late,
+                             flightrec_filter_get(FLIGHTREC_USER(6)));
+                atomic_store(&loop->api_filter_kept,
+                             flightrec_filter_get(FLIGHTREC_USER(7)));
+                atomic_store(&loop->command, 4);
             }
         }
         usleep(200);
@@ -849,12 +862,32 @@ TEST(ctl_stop_start_and_filter_reach_every_thread)
         CHECK(d.t[t].other_after >= 49);
     }
 
+    /* A glob that matches no event yet judges the events the program
+     * names later, after what was remembered before ("all" replaced the
+     * earlier specs). */
+    snprintf(args, sizeof(args), "ctl %d filter -late_*", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK_EQ_S(out, "");
+    CHECK_EQ_S(err, "flightrec ctl: note: a name in '-late_*' matches no "
+                    "event yet; it applies to events named later\n");
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "filter      all\nlater names all,-late_*\n") != NULL);
+    atomic_store(&loop->command, 3);
+    for (int i = 0; i < 5000 && atomic_load(&loop->command) != 4; i++)
+        usleep(1000);
+    CHECK_EQ_I(atomic_load(&loop->command), 4);
+    CHECK_EQ_I(atomic_load(&loop->api_filter_late), 0);
+    CHECK_EQ_I(atomic_load(&loop->api_filter_kept), 1);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "filter      all,-518\n") != NULL);
+    ctl(child, "filter all");
+
     /* Refusals change nothing and say why. */
-    snprintf(args, sizeof(args), "ctl %d filter no_such_event", (int)child);
+    snprintf(args, sizeof(args), "ctl %d filter 7-3", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
-    CHECK_EQ_S(err, "flightrec ctl: bad filter term at byte 1 of "
-                    "'no_such_event' (an unknown name, a bad range or a "
-                    "stray comma)\n");
+    CHECK_EQ_S(err, "flightrec ctl: bad filter term at byte 1 of '7-3' (a "
+                    "bad range or a stray comma)\n");
     snprintf(args, sizeof(args), "ctl %d mode sideways", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 2);
     CHECK(strncmp(err, "flightrec ctl: unknown mode 'sideways' (flight or "

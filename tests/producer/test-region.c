@@ -116,7 +116,7 @@ TEST(header_describes_the_region)
                                   : FLIGHTREC_REGION_BIG_ENDIAN);
     CHECK_EQ_U(h->header_size, 192);
     CHECK_EQ_U(h->control_offset, 192);
-    CHECK_EQ_U(h->names_offset, 192 + 192);
+    CHECK_EQ_U(h->names_offset, 192 + 704);
     /* The hot page has its page, and it is the one the hot path reads. */
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     CHECK_EQ_U(h->hot_offset % page, 0);
@@ -215,7 +215,7 @@ TEST(foreign_regions_are_refused_with_a_message)
     h->library_version = (3u << 16) | (1u << 8) | 4u;
     snprintf(expected, sizeof(expected),
              "region layout version 7 (written by flightrec 3.1.4); this "
-             "reader (flightrec %s) reads layout version 2",
+             "reader (flightrec %s) reads layout version 3",
              ours);
     expect_refusal(copy, size, expected);
     /* The layout before the hot page (flightrec 0.2.0 sessions of
@@ -224,7 +224,14 @@ TEST(foreign_regions_are_refused_with_a_message)
     h->library_version = (0u << 16) | (2u << 8) | 0u;
     snprintf(expected, sizeof(expected),
              "region layout version 1 (written by flightrec 0.2.0); this "
-             "reader (flightrec %s) reads layout version 2",
+             "reader (flightrec %s) reads layout version 3",
+             ours);
+    expect_refusal(copy, size, expected);
+    /* Nor the one before the remembered filter specs. */
+    h->layout_version = 2;
+    snprintf(expected, sizeof(expected),
+             "region layout version 2 (written by flightrec 0.2.0); this "
+             "reader (flightrec %s) reads layout version 3",
              ours);
     expect_refusal(copy, size, expected);
     h->layout_version = FLIGHTREC_REGION_LAYOUT_VERSION;
@@ -278,7 +285,7 @@ TEST(foreign_regions_are_refused_with_a_message)
  * ring reader turns it into the chunk the format document describes. */
 TEST(ring_reader_reads_a_region_built_by_hand)
 {
-    const size_t hot_at = 192 + 192 + sizeof(struct flightrec_region_names);
+    const size_t hot_at = 192 + 704 + sizeof(struct flightrec_region_names);
     const size_t ring_at = hot_at + sizeof(struct flightrec_region_hot);
     const size_t ring_at_aligned = (ring_at + 63) & ~(size_t)63;
     const size_t items_at = ring_at_aligned + 448;
@@ -288,7 +295,7 @@ TEST(ring_reader_reads_a_region_built_by_hand)
     memset(base, 0, size);
     struct flightrec_region_header *h = (void *)base;
     h->magic = FLIGHTREC_REGION_MAGIC;
-    h->layout_version = 2;
+    h->layout_version = 3;
     h->word_size = sizeof(uintptr_t);
     const uint16_t probe = 1;
     h->byte_order = *(const unsigned char *)&probe == 1 ? 1 : 2;
@@ -298,7 +305,7 @@ TEST(ring_reader_reads_a_region_built_by_hand)
     h->region_size = size;
     atomic_store(&h->used, size);
     h->control_offset = 192;
-    h->names_offset = 192 + 192;
+    h->names_offset = 192 + 704;
     h->hot_offset = hot_at;
     h->rings_offset = ring_at_aligned;
     atomic_store(&h->ring_list, ring_at_aligned);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const char ctl_usage[] =
@@ -173,6 +174,12 @@ static void show_state(const struct view *v)
                                    ? "discard"
                                    : "flight");
     printf("filter      %s\n", spec);
+    char remembered[FLIGHTREC_REGION_REMEMBERED_BYTES], safe_spec[600];
+    memcpy(remembered, c->remembered, sizeof(remembered));
+    remembered[sizeof(remembered) - 1] = '\0';
+    if (remembered[0] != '\0')
+        printf("later names %s\n",
+               cli_escape(safe_spec, sizeof(safe_spec), remembered));
     printf("generation  %u\n", (unsigned)atomic_load(&c->generation));
     if (consumer != 0)
         printf("consumer    process %d\n", (int)consumer);
@@ -186,11 +193,40 @@ static void show_state(const struct view *v)
                : "private: this process cannot be controlled from outside");
 }
 
-/* The control words after @actions, from @wanted, @running and @mode as
- * they are: 0, or -1 after a message. */
+/* Whether @spec starts with a term that sets every id ("all", "-all"):
+ * then no earlier spec can matter to a name that comes later. */
+static int spec_resets_all(const char *spec)
+{
+    if (*spec == '+' || *spec == '-')
+        spec++;
+    return strncasecmp(spec, "all", 3) == 0 && (spec[3] == '\0' || spec[3] == ',');
+}
+
+/* @remembered (the specs that judge names that come later) with @spec
+ * applied after them: 0, or -1 after a message. */
+static int remember_spec(char *remembered, const char *spec)
+{
+    size_t have = spec_resets_all(spec) ? 0 : strlen(remembered);
+    size_t need = have + (have != 0) + strlen(spec);
+    if (need >= FLIGHTREC_REGION_REMEMBERED_BYTES) {
+        cli_msg(0, "the filter specs kept for events named later would "
+                   "pass %u bytes; start the spec with 'all' or '-all' to "
+                   "replace them",
+                FLIGHTREC_REGION_REMEMBERED_BYTES - 1);
+        return -1;
+    }
+    if (have != 0)
+        remembered[have++] = ',';
+    strcpy(remembered + have, spec);
+    return 0;
+}
+
+/* The control words after @actions, from @wanted, @running, @mode and
+ * @remembered as they are: 0, or -1 after a message.  @say: print the
+ * notes (once, not again under the lock). */
 static int compute(const struct view *v, const struct action *actions, int n,
                    uint32_t *wanted, int *running, uint32_t *mode,
-                   int *rewinds)
+                   char *remembered, int *rewinds, int say)
 {
     *rewinds = 0;
     for (int i = 0; i < n; i++) {
@@ -212,14 +248,29 @@ static int compute(const struct view *v, const struct action *actions, int n,
             break;
         case ACT_FILTER: {
             size_t bad = 0;
+            char safe[300];
+            uint32_t strict[FR_FILTER_WORDS];
+            memcpy(strict, wanted, sizeof(strict));
+            /* A name that matches no event yet is kept for the names the
+             * program defines later, as FLIGHTREC_EVENTS's are. */
+            int unmatched = fr_filter_spec_apply(strict, a->arg,
+                                                 registered_name,
+                                                 (void *)v->names, 0,
+                                                 &bad) != 0;
             if (fr_filter_spec_apply(wanted, a->arg, registered_name,
-                                     (void *)v->names, 0, &bad) != 0) {
-                char safe[300];
-                cli_msg(0, "bad filter term at byte %zu of '%s' (an unknown "
-                           "name, a bad range or a stray comma)",
+                                     (void *)v->names, 1, &bad) != 0) {
+                cli_msg(0, "bad filter term at byte %zu of '%s' (a bad "
+                           "range or a stray comma)",
                         bad + 1, cli_escape(safe, sizeof(safe), a->arg));
                 return -1;
             }
+            if (remember_spec(remembered, a->arg) != 0)
+                return -1;
+            if (unmatched && say)
+                fprintf(stderr,
+                        "flightrec ctl: note: a name in '%s' matches no "
+                        "event yet; it applies to events named later\n",
+                        cli_escape(safe, sizeof(safe), a->arg));
             break;
         }
         }
@@ -232,13 +283,24 @@ static int compute(const struct view *v, const struct action *actions, int n,
     return 0;
 }
 
-static void read_words(const struct view *v, uint32_t *wanted, int *running,
-                       uint32_t *mode)
+/* The control words as they are; -1 after a message if the remembered
+ * specs do not end within their bytes (the file was damaged). */
+static int read_words(const struct view *v, uint32_t *wanted, int *running,
+                      uint32_t *mode, char *remembered)
 {
     for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
         wanted[i] = atomic_load(&v->control->filter[i]);
     *running = atomic_load(&v->control->running) != 0;
     *mode = atomic_load(&v->control->mode);
+    memcpy(remembered, v->control->remembered,
+           FLIGHTREC_REGION_REMEMBERED_BYTES);
+    if (memchr(remembered, '\0', FLIGHTREC_REGION_REMEMBERED_BYTES) == NULL) {
+        cli_msg(0, "the session's remembered filter specs do not end "
+                   "within their %u bytes: damaged file",
+                FLIGHTREC_REGION_REMEMBERED_BYTES);
+        return -1;
+    }
+    return 0;
 }
 
 /* Applies @actions: checked first (messages, no lock), then done again on
@@ -248,9 +310,11 @@ static int apply(const struct view *v, const struct action *actions, int n)
 {
     struct flightrec_region_control *c = v->control;
     uint32_t wanted[FR_FILTER_WORDS], mode;
+    char remembered[FLIGHTREC_REGION_REMEMBERED_BYTES];
     int running, rewinds;
-    read_words(v, wanted, &running, &mode);
-    if (compute(v, actions, n, wanted, &running, &mode, &rewinds) != 0)
+    if (read_words(v, wanted, &running, &mode, remembered) != 0 ||
+        compute(v, actions, n, wanted, &running, &mode, remembered,
+                &rewinds, 1) != 0)
         return -1;
 
     int32_t me = (int32_t)getpid(), holder = 0;
@@ -261,10 +325,13 @@ static int apply(const struct view *v, const struct action *actions, int n)
                 (int)v->process->pid, (int)holder);
         return -1;
     }
-    read_words(v, wanted, &running, &mode);
     /* Checked above: the same actions on words that changed meanwhile
-     * cannot fail, names are only ever added. */
-    int rc = compute(v, actions, n, wanted, &running, &mode, &rewinds);
+     * fail only if the program's own changes filled the remembered specs
+     * in between (names are only ever added). */
+    int rc = read_words(v, wanted, &running, &mode, remembered);
+    if (rc == 0)
+        rc = compute(v, actions, n, wanted, &running, &mode, remembered,
+                     &rewinds, 0);
     if (rc == 0) {
         uint32_t in_force[FR_FILTER_WORDS];
         fr_filter_in_force(wanted, running, in_force);
@@ -277,6 +344,7 @@ static int apply(const struct view *v, const struct action *actions, int n)
         atomic_store_explicit(&c->running, (uint32_t)running,
                               memory_order_relaxed);
         atomic_store_explicit(&c->mode, mode, memory_order_relaxed);
+        memcpy(c->remembered, remembered, FLIGHTREC_REGION_REMEMBERED_BYTES);
         if (rewinds)
             atomic_fetch_add_explicit(&c->rewind_request, 1,
                                       memory_order_release);

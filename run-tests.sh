@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds flightrec and runs every test (installing missing Debian packages).
 #   ./run-tests.sh         gcc build with -Werror, all tests
-#   ./run-tests.sh --all   also clang, 32-bit ARM and big-endian s390x (qemu),
+#   ./run-tests.sh --all   also clang, 32-bit ARM, big-endian s390x and
+#                          aarch64 (qemu),
 #                          ASan+UBSan, TSan, the install check and a short
 #                          fuzzing run (what CI runs)
 set -eu
@@ -16,9 +17,11 @@ else
 fi
 
 # run_preset NAME: configure, build and test with the preset NAME of
-# CMakePresets.json (build/test-NAME); the cross presets (armhf, s390x) run
+# CMakePresets.json (build/test-NAME); the cross presets armhf and s390x run
 # every test but those that start the flightrec program or read machine code
-# with the host's objdump.
+# with the host's objdump, aarch64 the producer, round-trip and format
+# tests.  Each cross build's cross-stream.host-decode decodes the stream its
+# producer wrote with build/test-gcc's program (built first, below).
 run_preset() {
     echo "=== build/test-$1 (preset $1)"
     cmake --preset "$1" >/dev/null
@@ -50,9 +53,10 @@ if [ $all -eq 1 ]; then
     fuzz/run-short.sh build/fuzz 60
     run_preset clang
     # Cross builds under qemu-user (cmake/cross-qemu.cmake): 32-bit
-    # little-endian ARM and 64-bit big-endian s390x.
+    # little-endian ARM, 64-bit big-endian s390x, aarch64 (cntvct_el0).
     run_preset armhf
     run_preset s390x
+    run_preset aarch64
     run_preset asan
     run_preset tsan
 fi

@@ -1,5 +1,5 @@
 # libflightrec-client: the stream decoder (no dependency on the producer).
-flightrec_library(NAME flightrec-client SOURCES
+flightrec_library(NAME flightrec-client ABI 0 SOURCES
   common/errors.c
   common/name-match.c
   client/event-table.c

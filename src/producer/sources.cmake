@@ -3,7 +3,10 @@
 # alone; the next consumers of them read regions from other processes.
 # server/ is the record server the in-process server thread runs (libc
 # only, no decoder code).
-flightrec_library(NAME flightrec SOURCES
+# ABI 1: flightrec__filter and flightrec__running are gone (the hot path
+# reads the hot page); programs built against libflightrec.so.0 must be
+# rebuilt.
+flightrec_library(NAME flightrec ABI 1 SOURCES
   common/errors.c
   common/filter-spec.c
   producer/control.c

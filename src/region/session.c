@@ -220,6 +220,12 @@ int fr_session_alive(const unsigned char *region)
            !process_is_zombie(p->pid);
 }
 
+int fr_session_recording(const struct fr_session *s)
+{
+    return fr_session_alive(s->base) &&
+           fr_session_mapped_by(s, process_of(s->base)->pid) != 0;
+}
+
 int fr_session_locate(const char *arg, char *path, size_t size,
                       char *message, size_t message_size)
 {

@@ -71,6 +71,11 @@ int fr_session_locate(const char *arg, char *path, size_t size,
  * a pid reused by another process counts as dead. */
 int fr_session_alive(const unsigned char *region);
 
+/* Whether the session's process still records into it: alive and still
+ * mapping the file (a process that called exec does not, though its pid
+ * and start time are the same).  Unreadable maps count as mapped. */
+int fr_session_recording(const struct fr_session *s);
+
 struct flightrec_region_control;
 /* Claims the region's one consumer slot for process @pid (start time
  * @start): 0, or -1 with the live holder's pid in *holder.  The claim of a

@@ -1066,6 +1066,86 @@ TEST(ctl_after_exec_is_refused)
     CHECK_EQ_I(waitpid(child, NULL, 0), child);
 }
 
+/* ls and stream take a process that called exec for dead: it no longer
+ * records into its session.  stream delivers what the session holds and
+ * ends as for a process that exited (before, it waited for ever). */
+TEST(ls_and_stream_after_exec_take_the_process_for_dead)
+{
+    use_own_sessions("ls-exec");
+    int ready[2];
+    CHECK_EQ_I(pipe(ready), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(ready[0]);
+        for (uintptr_t i = 0; i < 3; i++)
+            flightrec_produce(FLIGHTREC_USER(7), 100 + i);
+        CHECK_EQ_I((int)write(ready[1], "r", 1), 1);
+        execl("/bin/sleep", "sleep", "30", (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    char c;
+    CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    int exec_seen = 0;
+    for (int i = 0; i < 2500 && !exec_seen; i++) {
+        char comm_path[64], comm[32] = "";
+        snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)child);
+        FILE *f = fopen(comm_path, "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof(comm), f) == NULL)
+                comm[0] = '\0';
+            fclose(f);
+        }
+        exec_seen = strcmp(comm, "sleep\n") == 0;
+        if (!exec_seen)
+            usleep(2000);
+    }
+    CHECK(exec_seen);
+    char out[8192], err[4096], expect[300];
+    CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(expect, sizeof(expect), "{\"pid\":%d,\"alive\":false,",
+             (int)child);
+    CHECK(strncmp(out, expect, strlen(expect)) == 0);
+    CHECK_EQ_S(err, "");
+    CHECK_EQ_I(run("ls", out, sizeof(out), err, sizeof(err)), 0);
+    /* Under the heading line. */
+    snprintf(expect, sizeof(expect), "\n%7d dead  started flight ",
+             (int)child);
+    CHECK(strstr(out, expect) != NULL);
+
+    char path[700], cmd[2000];
+    snprintf(path, sizeof(path), "%s/exec-stream.rec", scratch);
+    /* Killed if it does not end by itself (SIGTERM would end it cleanly). */
+    snprintf(cmd, sizeof(cmd), "timeout -s KILL 20 %s stream -o '%s' %d",
+             FLIGHTREC_BIN, path, (int)child);
+    int status = system(cmd);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    size_t len;
+    unsigned char *bytes = sp_read_fd(fd, &len);
+    close(fd);
+    struct sp_stream s;
+    sp_parse(&s, bytes, len);
+    size_t seen = 0;
+    for (size_t k = 0; k < s.chunk_count; k++)
+        for (size_t i = 0; i < s.chunks[k].count; i++) {
+            if (s.chunks[k].items[i].event != FLIGHTREC_USER(7))
+                continue;
+            CHECK_EQ_U(s.chunks[k].items[i].data, 100 + seen);
+            seen++;
+        }
+    CHECK_EQ_U(seen, 3);
+    sp_free(&s);
+    free(bytes);
+    kill(child, SIGKILL);
+    CHECK_EQ_I(waitpid(child, NULL, 0), child);
+}
+
 TEST(ctl_mode_switches_every_ring)
 {
     use_own_sessions("ctl-mode");

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Installs a build into a scratch prefix and builds two small programs
 # against it: one with pkg-config, one with find_package(flightrec).  Both
-# record an event, dump it and decode it back.
+# record an event, dump it and decode it back; the installed libraries
+# carry the sonames of their ABIs (libflightrec.so.1, libflightrec-client.so.0)
+# and the programs need those.
 #   tests/install/check-install.sh BUILD_DIR
 set -eu
 build=$1
@@ -17,6 +19,18 @@ cc -std=c11 -o "$prefix/with-pkg-config" "$here/consumer/main.c" \
     $(pkg-config --libs --static flightrec flightrec-client) \
     -Wl,-rpath,"$prefix/lib" -Wl,-rpath,"$prefix/lib/$(gcc -print-multiarch)"
 "$prefix/with-pkg-config"
+for lib in libflightrec.so.1 libflightrec-client.so.0; do
+    found=$(find "$prefix" -name "$lib" | head -n 1)
+    [ -n "$found" ] || { echo "$lib not installed" >&2; exit 1; }
+    readelf -d "$found" | grep -q "(SONAME).*\[$lib\]" ||
+        { echo "$found: soname is not $lib" >&2; exit 1; }
+    readelf -d "$prefix/with-pkg-config" | grep -q "(NEEDED).*\[$lib\]" ||
+        { echo "with-pkg-config does not need $lib" >&2; exit 1; }
+done
+if [ -n "$(find "$prefix" -name 'libflightrec.so.0*')" ]; then
+    echo "libflightrec.so.0 installed: ABI 0 is gone" >&2
+    exit 1
+fi
 cmake -S "$here/consumer" -B "$prefix/consumer-build" \
     -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null

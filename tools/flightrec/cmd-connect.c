@@ -21,6 +21,8 @@
 #define _GNU_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, O_NOFOLLOW, pipe2 */
 #include "cli.h"
 
+#include "../../src/server/server.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -37,13 +39,14 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: flightrec connect HOST:PORT [-o FILE] [-f] [--print] "
+    "usage: flightrec connect HOST[:PORT] [-o FILE] [-f] [--print] "
     "[--duration S] [--reconnect] [--token FILE] [--pid N]\n"
     "\n"
     "Record the stream a flightrec server (flightrec serve, FLIGHTREC_SERVER)\n"
     "or an RTEMS record server sends, into FILE (default HOST-PORT.rec),\n"
     "until the end of the stream, Ctrl-C or --duration.  HOST is a name or\n"
-    "an address ([::1] for IPv6).  A status line is shown on a terminal.\n"
+    "an address ([::1] for IPv6); PORT defaults to 6725, flightrec serve's.\n"
+    "A status line is shown on a terminal.\n"
     "\n"
     "Options:\n"
     "  -o, --output FILE  the recording (created 0600; refused if it exists,\n"
@@ -146,6 +149,8 @@ struct target {
     char shown[1100]; /* as given, escaped for messages */
 };
 
+/* HOST:PORT, [IPV6]:PORT, or HOST / [IPV6] alone for flightrec serve's
+ * default port. */
 static int parse_target(const char *arg, struct target *t)
 {
     const char *host = arg, *colon;
@@ -155,27 +160,31 @@ static int parse_target(const char *arg, struct target *t)
     cli_escape(t->shown, sizeof t->shown, arg);
     if (arg[0] == '[') {
         const char *close = strchr(arg, ']');
-        if (close == NULL || close[1] != ':')
+        if (close == NULL || (close[1] != ':' && close[1] != '\0'))
             return -1;
         host = arg + 1;
         host_len = (size_t)(close - host);
-        colon = close + 1;
+        colon = close[1] == ':' ? close + 1 : NULL;
     } else {
         colon = strrchr(arg, ':');
-        if (colon == NULL)
-            return -1;
-        host_len = (size_t)(colon - arg);
+        host_len = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
         /* An IPv6 address needs its brackets: where would its port be? */
         if (memchr(arg, ':', host_len) != NULL)
             return -1;
     }
-    uint64_t port;
+    uint64_t port = FR_SERVER_DEFAULT_PORT;
     if (host_len == 0 || host_len >= sizeof t->host ||
-        cli_parse_u64(colon + 1, &port) != 0 || port == 0 || port > 65535)
+        (colon != NULL && cli_parse_u64(colon + 1, &port) != 0) ||
+        port == 0 || port > 65535)
         return -1;
     memcpy(t->host, host, host_len);
     t->host[host_len] = '\0';
     snprintf(t->port, sizeof t->port, "%u", (unsigned)port);
+    if (colon == NULL) {
+        /* Messages name the port connected to. */
+        size_t used = strlen(t->shown);
+        snprintf(t->shown + used, sizeof t->shown - used, ":%s", t->port);
+    }
     return 0;
 }
 
@@ -1007,13 +1016,13 @@ int cmd_connect(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        ret = cli_usage_error(usage, argc - optind == 0 ? "no HOST:PORT"
+        ret = cli_usage_error(usage, argc - optind == 0 ? "no HOST"
                                                         : "too many arguments");
         goto out;
     }
     if (parse_target(argv[optind], &opt->target) != 0) {
-        ret = cli_usage_error(usage, "bad address '%s' (HOST:PORT, "
-                              "[IPV6]:PORT, a port from 1 to 65535)",
+        ret = cli_usage_error(usage, "bad address '%s' (HOST[:PORT], "
+                              "[IPV6][:PORT], a port from 1 to 65535)",
                               opt->target.shown);
         goto out;
     }

@@ -159,7 +159,8 @@ static const char ls_usage[] =
     "usage: flightrec ls [--json]\n"
     "\n"
     "Lists the sessions of this user: one line per recording process, alive\n"
-    "or dead (a reused process id counts as dead), with what its rings hold.\n"
+    "or dead (a reused process id, or a process that called exec and so no\n"
+    "longer records into it, counts as dead), with what its rings hold.\n"
     "\n"
     "  --json     one JSON object per session and line\n"
     "  -h, --help show this help\n";
@@ -170,11 +171,14 @@ struct session_facts {
     uint64_t recorded, overwritten, dropped;
 };
 
-static void gather(unsigned char *base, size_t size, struct session_facts *f)
+static void gather(const struct fr_session *s, struct session_facts *f)
 {
+    unsigned char *base = s->base;
+    size_t size = s->size;
     memset(f, 0, sizeof(*f));
     const struct flightrec_region_header *h = header_of(base);
-    f->alive = fr_session_alive(base);
+    /* A process that called exec records no more into it: dead too. */
+    f->alive = fr_session_recording(s);
     uint32_t count = atomic_load(&h->ring_count);
     uint64_t at = atomic_load(&h->ring_list);
     /* The ring list was checked for loops; the bound is for rings added
@@ -231,7 +235,7 @@ static void list_one(const char *path, int json)
         return;
     }
     struct session_facts f;
-    gather(s.base, s.size, &f);
+    gather(&s, &f);
     const struct flightrec_region_header *h = header_of(s.base);
     const struct flightrec_region_control *c = control_of(s.base);
     const struct flightrec_region_process *p = process_of(s.base);
@@ -527,8 +531,8 @@ static const char stream_usage[] =
     "usage: flightrec stream [-o OUT] PID|FILE\n"
     "\n"
     "Consumes a live session's rings continuously, with exact losses, until\n"
-    "the process exits or Ctrl-C; the stream then ends cleanly.  One consumer\n"
-    "per session at a time.\n"
+    "the process exits (or calls exec) or Ctrl-C; the stream then ends\n"
+    "cleanly.  One consumer per session at a time.\n"
     "\n"
     "  -o, --output OUT  write to OUT (created 0600; default or -: standard\n"
     "                    output, for a pipe into 'flightrec print -')\n"
@@ -630,7 +634,8 @@ int cmd_stream(int argc, char **argv)
     for (;;) {
         uint64_t pass = monotonic_ns();
         uint32_t fullest = 0;
-        int alive = fr_session_alive(s.base);
+        /* A process that called exec ends its stream as one that died. */
+        int alive = fr_session_recording(&s);
         if (remap_session(&s, message, sizeof(message)) != 0) {
             cli_msg(0, "%s", message);
             rc = -1;

@@ -295,6 +295,12 @@ struct flightrec_client {
     uint64_t release_at;      /* max_time from which the heap's first
                                * record is due (saturated), UINT64_MAX if
                                * none is */
+    /* Batched release (see frc_merge_push_fast): a timed event at or
+     * above fast_floor may be queued without releasing what became due;
+     * defer_left counts how many more may be (FRC_RELEASE_BATCH: nothing
+     * is deferred, fast_floor == released). */
+    uint64_t fast_floor;
+    uint32_t defer_left;
     struct frc_block *pool[FRC_BLOCK_CLASSES]; /* free blocks by class */
     int exact;                /* ordered reading: nothing is ever late */
     struct frc_ring *hungry;  /* ring the merge stopped at (pending input) */
@@ -476,6 +482,18 @@ static inline void frc_ident_touch(struct frc_ring *r)
     } while (0)
 
 /*
+ * Records a due release may wait for.  Releasing as each record comes
+ * costs a pass over the heap per record; batching is exact because a
+ * record queued meanwhile comes strictly after every record that was due
+ * (its time is above the window's limit when it comes), so the merge
+ * takes the due records first and in the same order either way.  Every
+ * other item, the end of each feed, and a record below the floor release
+ * what is due first (frc_merge_settle), so callbacks see the same records
+ * with the same counters, and no late mark, block or byte changes.
+ */
+#define FRC_RELEASE_BATCH 512u
+
+/*
  * The merge's common case, inlined into the decode loop: a timed event of
  * a ring that already has records queued, with room in its last block, and
  * not late.  Returns 1 if it took the record (then 0 or an error from
@@ -488,7 +506,7 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
     struct frc_qrec *q;
 
     if (!(r->rq_head != NULL && r->rq_end < r->rq_cap &&
-          time >= c->released))
+          time >= c->fast_floor))
         return 0;
     q = &r->rq_tail->rec[r->rq_end++];
     q->time = time;
@@ -502,10 +520,27 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
         c->feed_stop = 1;
     if (time > c->max_time)
         c->max_time = time;
-    *rc = FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)
-              ? frc_merge_release(c)
-              : 0;
+    *rc = 0;
+    if (FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)) {
+        if (c->defer_left != 0) {
+            /* Due, not released yet: what comes next must come after
+             * the window's limit, max_time - w (no wrap: max_time >=
+             * release_at >= w, or both are UINT64_MAX). */
+            c->defer_left--;
+            c->fast_floor = c->max_time - c->opt.merge_window_ns + 1;
+        } else {
+            *rc = frc_merge_release(c);
+        }
+    }
     return 1;
+}
+
+/* Releases what the fast path left due (see FRC_RELEASE_BATCH). */
+static inline int frc_merge_settle(struct flightrec_client *c)
+{
+    return FLIGHTREC_UNLIKELY(c->defer_left != FRC_RELEASE_BATCH)
+               ? frc_merge_release(c)
+               : 0;
 }
 
 /* client-names.c */

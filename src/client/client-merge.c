@@ -570,6 +570,8 @@ static int release(struct flightrec_client *c, uint64_t limit)
             break;
     }
     update_release_at(c);
+    c->fast_floor = c->released;
+    c->defer_left = FRC_RELEASE_BATCH;
     return rc;
 }
 
@@ -587,6 +589,8 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
 {
     if (!c->opt.merge)
         return frc_deliver(c, r, rec);
+    if (frc_merge_settle(c) != 0)
+        return c->error;
     if (r == c->direct_ring) {
         if (rec->time < c->direct_below)
             return frc_deliver(c, r, rec);

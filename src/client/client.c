@@ -62,6 +62,10 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
     uint32_t action;
     int rc;
 
+    /* What the window made due goes before anything else changes. */
+    rc = frc_merge_settle(c);
+    if (rc != 0)
+        return rc;
     /* The item's number: name sequences must be consecutive items. */
     c->item_no = (offset - 8) / c->item_size;
     if (FLIGHTREC_UNLIKELY(c->info.kind == FLIGHTREC_STREAM_UNKNOWN)) {
@@ -327,6 +331,7 @@ int flightrec_client_create(flightrec_client **out,
     c->proc_max = -1;
     c->item_size = 8;
     c->release_at = UINT64_MAX;
+    c->defer_left = FRC_RELEASE_BATCH;
     c->feed_quota = UINT64_MAX;
     *out = c;
     return 0;
@@ -378,6 +383,10 @@ int flightrec_client_feed(flightrec_client *c, const void *buf, size_t n)
     whole = n - n % c->item_size;
     done = items(c, p, whole, c->consumed);
     c->consumed += done;
+    /* Nothing due waits past a feed: a pipe's records go out as soon as
+     * the window allows. */
+    if (c->error == 0)
+        frc_merge_settle(c);
     if (c->error != 0)
         return c->error;
     memcpy(c->part, p + whole, n - whole);

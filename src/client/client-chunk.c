@@ -35,7 +35,8 @@ struct frc_ring *frc_new_ring(struct flightrec_client *c, uint32_t id)
     r = calloc(1, sizeof(*r));
     if (r == NULL)
         return NULL;
-    if (frc_map_put(&c->ring_map, id, (uint32_t)c->ring_count) != 0) {
+    /* Added last, so its index is ring_count. */
+    if (fr_hash_map_add(&c->ring_map, id, NULL) == FR_HASH_NONE) {
         free(r);
         return NULL;
     }
@@ -213,7 +214,8 @@ static int processor(struct flightrec_client *c, uint64_t id, uint64_t offset)
     rc = frc_close_chunk(c, c->cur, offset);
     if (rc != 0)
         return rc;
-    if (frc_map_get(&c->ring_map, id, &i)) {
+    i = fr_hash_map_find(&c->ring_map, id);
+    if (i != FR_HASH_NONE) {
         r = c->rings[i];
     } else {
         if (frc_charge(c, FRC_RING_COST, offset) != 0)

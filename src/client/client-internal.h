@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "util/hash-map.h"
+
 /* Documented limits; all come with a clear error, never a crash. */
 #define FRC_RING_ID_LIMIT (1u << 24)       /* ring ids 0 .. 2^24 - 1 */
 #define FRC_HOLD_RING_MAX (1u << 22)       /* held items per ring */
@@ -193,14 +195,6 @@ struct frc_ring {
     size_t hist_len;
 };
 
-/* Open-addressing map from 64-bit keys to 32-bit values. */
-struct frc_map {
-    uint64_t *keys;
-    uint32_t *vals;   /* value + 1; 0 marks an empty slot */
-    size_t cap;
-    size_t len;
-};
-
 struct frc_thread {
     int64_t id;
     uint32_t ring;     /* RTEMS: index + 1 of the CPU it last ran on, or 0 */
@@ -259,7 +253,7 @@ struct flightrec_client {
     struct frc_ring **rings;
     size_t ring_count;
     size_t ring_cap;
-    struct frc_map ring_map;   /* ring id -> index */
+    struct fr_hash_map ring_map; /* ring id -> index (the same order) */
     struct frc_ring *cur;      /* ring of the current chunk */
     size_t held_total;
 
@@ -284,7 +278,7 @@ struct flightrec_client {
     struct frc_thread *threads;
     size_t thread_count;
     size_t thread_cap;
-    struct frc_map thread_map;
+    struct fr_hash_map thread_map; /* thread id -> index in threads */
 
     /* Merge. */
     struct frc_heap_entry *heap;
@@ -544,9 +538,6 @@ static inline int frc_merge_settle(struct flightrec_client *c)
 }
 
 /* client-names.c */
-int frc_map_get(const struct frc_map *m, uint64_t key, uint32_t *val);
-int frc_map_put(struct frc_map *m, uint64_t key, uint32_t val);
-void frc_map_free(struct frc_map *m);
 void frc_name_start(struct flightrec_client *c, int kind, int64_t target,
                     struct frc_ring *ring);
 int frc_name_item(struct flightrec_client *c, uint64_t data);

@@ -448,7 +448,7 @@ void flightrec_client_destroy(flightrec_client *c)
         free(c->rings[i]);
     }
     free(c->rings);
-    frc_map_free(&c->ring_map);
+    fr_hash_map_free(&c->ring_map);
     frc_names_free(c);
     free(c);
 }

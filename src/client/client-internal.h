@@ -249,12 +249,20 @@ struct flightrec_client {
     int div_shift;
     int div_kind;           /* 0: by one, 1: shift, 2: magic */
 
-    /* Rings. */
+    /* Rings.  A ring that has held nothing but chunk starts (PROCESSOR
+     * items) has no struct frc_ring yet (rings[i] == NULL, its id in
+     * ring_map): an empty ring costs its map entry and pointer, ~30
+     * bytes.  frc_cur() makes the struct at the chunk's first other
+     * item. */
     struct frc_ring **rings;
     size_t ring_count;
     size_t ring_cap;
     struct fr_hash_map ring_map; /* ring id -> index (the same order) */
     struct frc_ring *cur;      /* ring of the current chunk */
+    uint32_t cur_empty;        /* cur is NULL: index + 1 of the chunk's
+                                * ring when it has no struct yet, or 0 */
+    struct flightrec_ring_info empty_info; /* flightrec_client_ring() of
+                                            * such a ring */
     size_t held_total;
 
     /* Name sequences: the item number the next name item must have. */
@@ -344,14 +352,18 @@ struct flightrec_client {
     struct frc_ring *rec_ring;   /* rec holds this ring's fast fields */
 };
 
-/* Bytes counted against the memory limit per ring (the ring, its map
- * slot and pointer, its thread entry). */
-#define FRC_RING_COST (sizeof(struct frc_ring) + 128u)
+/* Bytes counted against the memory limit for a ring's struct (and the
+ * allocator's overhead); its map entry and pointer are counted as they
+ * grow. */
+#define FRC_RING_COST (sizeof(struct frc_ring) + 16u)
 
 /* client.c */
+/* Decodes items in @a cur's chunk (or, when @a cur is NULL, in the chunk
+ * of the ring of index cur_empty - 1 that has no struct yet, or outside a
+ * chunk when that is 0). */
 int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
-                   const unsigned char *p, size_t n, uint64_t offset,
-                   size_t *used);
+                   uint32_t cur_empty, const unsigned char *p, size_t n,
+                   uint64_t offset, size_t *used);
 int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
                   uint64_t offset);
 int frc_fail(struct flightrec_client *c, int code, uint64_t offset,
@@ -370,7 +382,10 @@ int frc_header_item(struct flightrec_client *c, uint32_t action,
                     uint64_t data, uint64_t offset);
 
 /* client-chunk.c */
-struct frc_ring *frc_new_ring(struct flightrec_client *c, uint32_t id);
+int frc_new_ring(struct flightrec_client *c, uint32_t id, uint64_t offset);
+/* The current chunk's ring, made if it had none (see cur_empty); NULL
+ * outside a chunk, and after an error (out of memory). */
+struct frc_ring *frc_cur(struct flightrec_client *c, uint64_t offset);
 int frc_chunk_item(struct flightrec_client *c, uint32_t action,
                    uint64_t data, uint64_t offset);
 int frc_ring_item(struct flightrec_client *c, uint32_t action,
@@ -414,6 +429,8 @@ static inline uint64_t frc_div(const struct flightrec_client *c, uint64_t x)
 
 /* client-merge.c */
 int frc_charge(struct flightrec_client *c, uint64_t bytes, uint64_t offset);
+/* Bytes given back (a ring's read-ahead buffer freed). */
+void frc_uncharge(struct flightrec_client *c, uint64_t bytes);
 int frc_queue_push(struct flightrec_client *c, struct frc_queue *q,
                    const struct frc_rec *rec);
 void frc_queue_free(struct frc_queue *q);

@@ -46,6 +46,11 @@ int frc_charge(struct flightrec_client *c, uint64_t bytes, uint64_t offset)
     return 0;
 }
 
+void frc_uncharge(struct flightrec_client *c, uint64_t bytes)
+{
+    c->mem_used = bytes < c->mem_used ? c->mem_used - bytes : 0;
+}
+
 int frc_queue_push(struct flightrec_client *c, struct frc_queue *q,
                    const struct frc_rec *rec)
 {
@@ -640,7 +645,9 @@ void frc_merge_free(struct flightrec_client *c)
 {
     for (size_t i = 0; i < c->ring_count; i++) {
         struct frc_ring *r = c->rings[i];
-        struct frc_block *b = r->rq_head;
+        struct frc_block *b = r != NULL ? r->rq_head : NULL;
+        if (r == NULL)
+            continue;
         while (b != NULL) {
             struct frc_block *next = b == r->rq_tail ? NULL : b->next;
             free(b);

@@ -82,6 +82,11 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
         }
     }
     action = c->cls[event];
+    /* A chunk that holds more than its PROCESSOR item needs its ring. */
+    if (FLIGHTREC_UNLIKELY(c->cur_empty != 0) && action <= A_CHUNK_LAST &&
+        action != A_PROCESSOR && action != A_NAME_ID &&
+        frc_cur(c, offset) == NULL)
+        return c->error;
     if (action <= A_RING_LAST)
         rc = frc_ring_item(c, action, word, data, offset);
     else if (action <= A_CHUNK_LAST)
@@ -254,13 +259,14 @@ static size_t items(struct flightrec_client *c, const unsigned char *p,
 }
 
 int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
-                   const unsigned char *p, size_t n, uint64_t offset,
-                   size_t *used)
+                   uint32_t cur_empty, const unsigned char *p, size_t n,
+                   uint64_t offset, size_t *used)
 {
     *used = 0;
     if (c->error != 0)
         return c->error;
     c->cur = cur;
+    c->cur_empty = cur == NULL ? cur_empty : 0;
     *used = items(c, p, n, offset);
     return c->error;
 }
@@ -272,6 +278,7 @@ int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
 
     if (c->cur == r)
         c->cur = NULL;
+    c->cur_empty = 0;
     return rc;
 }
 
@@ -428,7 +435,7 @@ int flightrec_client_finish(flightrec_client *c)
     if (frc_merge_drain(c) != 0 && c->error == FLIGHTREC_ECALLBACK)
         return c->error;
     for (size_t i = 0; i < c->ring_count; i++) {
-        if (frc_flush_untimed(c, c->rings[i]) != 0 &&
+        if (c->rings[i] != NULL && frc_flush_untimed(c, c->rings[i]) != 0 &&
             c->error == FLIGHTREC_ECALLBACK)
             return c->error;
     }
@@ -443,6 +450,8 @@ void flightrec_client_destroy(flightrec_client *c)
         return;
     frc_merge_free(c);
     for (size_t i = 0; i < c->ring_count; i++) {
+        if (c->rings[i] == NULL)
+            continue;
         frc_queue_free(&c->rings[i]->held);
         frc_ring_free(c->rings[i]);
         free(c->rings[i]);
@@ -494,7 +503,17 @@ size_t flightrec_client_ring_count(const flightrec_client *c)
 const struct flightrec_ring_info *flightrec_client_ring(
     const flightrec_client *c, size_t index)
 {
+    struct flightrec_ring_info *e;
+
     if (c == NULL || index >= c->ring_count)
         return NULL;
-    return &c->rings[index]->info;
+    if (c->rings[index] != NULL)
+        return &c->rings[index]->info;
+    /* A ring that held nothing: its description is its id alone, made in
+     * one place per client (the client is not const, only this view). */
+    e = (struct flightrec_ring_info *)&c->empty_info;
+    memset(e, 0, sizeof(*e));
+    e->id = (uint32_t)fr_hash_map_key(&c->ring_map, (uint32_t)index);
+    e->thread_id = -1;
+    return e;
 }

@@ -160,10 +160,18 @@ static int cmp_thread(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* A ring to print: what it sorts by, and its index for
+ * flightrec_client_ring() (whose description of a ring that held nothing
+ * lasts only until the next call, so none is kept). */
+struct ring_row {
+    uint32_t id;
+    uint32_t context;
+    uint32_t index;
+};
+
 static int cmp_ring(const void *a, const void *b)
 {
-    const struct flightrec_ring_info *x = *(const void *const *)a;
-    const struct flightrec_ring_info *y = *(const void *const *)b;
+    const struct ring_row *x = a, *y = b;
 
     if (x->id != y->id)
         return x->id < y->id ? -1 : 1;
@@ -174,7 +182,7 @@ static int cmp_ring(const void *a, const void *b)
 struct stats_tables {
     struct event_row rows[FLIGHTREC_EVENT_COUNT];
     size_t nrows;
-    const struct flightrec_ring_info **rings;
+    struct ring_row *rings;
     size_t nrings;
     uint64_t dur;
     struct flightrec_client_totals tot;
@@ -206,8 +214,12 @@ static int collect(struct stats_ctx *s, struct stats_tables *t)
     for (size_t i = 0; i < n; i++) {
         const struct flightrec_ring_info *r = flightrec_client_ring(s->client,
                                                                     i);
-        if (r != NULL)
-            t->rings[t->nrings++] = r;
+        if (r != NULL) {
+            struct ring_row *row = &t->rings[t->nrings++];
+            row->id = r->id;
+            row->context = r->context;
+            row->index = (uint32_t)i;
+        }
     }
     if (t->nrings > 1)
         qsort(t->rings, t->nrings, sizeof t->rings[0], cmp_ring);
@@ -318,7 +330,8 @@ static void print_text(struct stats_ctx *s, const struct stats_tables *t)
            "events", "overflow", "discard", "missing", "untimed", "tid",
            "name");
     for (size_t i = 0; i < t->nrings; i++) {
-        const struct flightrec_ring_info *r = t->rings[i];
+        const struct flightrec_ring_info *r =
+            flightrec_client_ring(s->client, t->rings[i].index);
         if (r->thread_id >= 0)
             snprintf(b, sizeof b, "%lld", (long long)r->thread_id);
         else
@@ -421,7 +434,8 @@ static void print_json(struct stats_ctx *s, const struct stats_tables *t)
     }
     fputs("],\"rings\":[", stdout);
     for (size_t i = 0; i < t->nrings; i++) {
-        const struct flightrec_ring_info *r = t->rings[i];
+        const struct flightrec_ring_info *r =
+            flightrec_client_ring(s->client, t->rings[i].index);
         printf("%s{\"ring\":%u,\"context\":\"%s\",\"events\":%llu,"
                "\"overflow\":%llu,\"discard\":%llu,\"missing\":%llu,"
                "\"untimed\":%llu,\"tid\":",

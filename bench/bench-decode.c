@@ -3,8 +3,10 @@
  * Decoder throughput.  Builds a stream in memory the way a producer writes
  * one (8 rings drained in chunks, an uptime pair every quarter ring, a few
  * hundred ticks between items of a 3 GHz counter) and decodes it unmerged
- * and merged, best of N runs, next to a baseline pass that only reads the
- * same bytes (sum of 64-bit words), so figures compare across machines.
+ * and merged, N runs interleaved (median and min-max), next to a baseline
+ * pass that only reads the same bytes (sum of 64-bit words), so figures
+ * compare across machines.  Every pass must deliver exactly the stream's
+ * events and no other record.
  *
  * Two shapes: "mixed" (the default), where the rings record at once and
  * their items interleave finely in time, so the merge changes ring at
@@ -15,7 +17,7 @@
  * file: both passes, exact order.  Times are CPU seconds of the process.
  *
  * Usage: bench-decode [MILLION_ITEMS [RUNS [FORMAT [mixed|runs]]]]
- *        (defaults 50 3 le32 mixed)
+ *        (defaults 50 5 le32 mixed)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -85,7 +87,8 @@ static size_t build(struct buf *b, uint32_t format, size_t items, int runs)
                  (uint32_t)ticks[r]);
             item(b, (uint32_t)ticks[r], FLIGHTREC_EV_UPTIME_HIGH,
                  (uint32_t)(ticks[r] >> 32));
-            pos[r] += 2;
+            /* Version 2 positions count the program's events only, not
+             * the uptime pair (docs/format.md, chunk continuity). */
             for (int i = 0; i < CHUNK - 2 && n < items; i++, n++) {
                 seed = seed * 6364136223846793005u + 1442695040888963407u;
                 ticks[r] += 50 + (seed >> 57);
@@ -110,22 +113,26 @@ static double now(void)
 }
 
 struct count {
-    uint64_t n;
+    uint64_t events;  /* EVENT records */
+    uint64_t others;  /* any other record (a loss would be a bench bug) */
     uint64_t sum;
 };
 
 static int on_record(const struct flightrec_record *r, void *arg)
 {
     struct count *c = arg;
-    c->n++;
+    if (r->type == FLIGHTREC_RECORD_EVENT)
+        c->events++;
+    else
+        c->others++;
     c->sum += r->time_ns;
     return 0;
 }
 
 static double decode(const struct buf *b, int merge, uint64_t window,
-                     uint64_t *records)
+                     struct count *out)
 {
-    struct count cnt = {0, 0};
+    struct count cnt = {0, 0, 0};
     struct flightrec_client_options o = {.on_record = on_record,
                                          .arg = &cnt,
                                          .merge = merge,
@@ -145,14 +152,14 @@ static double decode(const struct buf *b, int merge, uint64_t window,
         exit(1);
     }
     flightrec_client_destroy(c);
-    *records = cnt.n;
+    *out = cnt;
     return now() - t0;
 }
 
 /* flightrec_client_read_fd() on the stream in a file. */
-static double read_file(const char *path, uint64_t *records)
+static double read_file(const char *path, struct count *out)
 {
-    struct count cnt = {0, 0};
+    struct count cnt = {0, 0, 0};
     struct flightrec_client_options o = {.on_record = on_record,
                                          .arg = &cnt,
                                          .merge = 1};
@@ -168,7 +175,7 @@ static double read_file(const char *path, uint64_t *records)
     }
     flightrec_client_destroy(c);
     close(fd);
-    *records = cnt.n;
+    *out = cnt;
     return now() - t0;
 }
 
@@ -188,10 +195,19 @@ static double baseline(const struct buf *b)
     return now() - t0;
 }
 
+#define PASSES 5
+#define RUNS_MAX 101
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 int main(int argc, char **argv)
 {
     size_t millions = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 50;
-    int runs = argc > 2 ? atoi(argv[2]) : 3;
+    int runs = argc > 2 ? atoi(argv[2]) : 5;
     const char *fmt = argc > 3 ? argv[3] : "le32";
     int shape_runs = argc > 4 && strcmp(argv[4], "runs") == 0;
     uint32_t format = strcmp(fmt, "le64") == 0   ? FLIGHTREC_FORMAT_LE_64
@@ -200,19 +216,21 @@ int main(int argc, char **argv)
                                                  : FLIGHTREC_FORMAT_LE_32;
     struct buf b;
     size_t items = build(&b, format, millions * 1000000u, shape_runs);
-    double best[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
-    uint64_t recs[5] = {0};
-    static const char *names[5] = {"baseline (sum of words)",
-                                   "decode, unmerged",
-                                   "decode, merged (window 1 ms)",
-                                   "decode, merged (window 0)",
-                                   "read_fd, merged (file, exact)"};
+    static double times[PASSES][RUNS_MAX];
+    int done[PASSES] = {0};
+    struct count recs[PASSES];
+    static const char *names[PASSES] = {"baseline (sum of words)",
+                                        "decode, unmerged",
+                                        "decode, merged (window 1 ms)",
+                                        "decode, merged (window 0)",
+                                        "read_fd, merged (file, exact)"};
     char path[256];
     const char *tmp = getenv("TMPDIR");
     int fd;
 
-    if (items == 0 || runs < 1)
+    if (items == 0 || runs < 1 || runs > RUNS_MAX)
         return 1;
+    memset(recs, 0, sizeof recs);
     snprintf(path, sizeof path, "%s/bench-decode-XXXXXX",
              tmp && tmp[0] ? tmp : "/tmp");
     fd = mkstemp(path);
@@ -221,39 +239,42 @@ int main(int argc, char **argv)
         return 1;
     }
     close(fd);
-    printf("stream: %s, %s, %zu events, %zu bytes, %d rings, best of %d\n",
+    printf("stream: %s, %s, %zu events, %zu bytes, %d rings, %d runs "
+           "(median, min-max)\n",
            fmt, shape_runs ? "runs" : "mixed", items, b.len, RINGS, runs);
+    /* Passes interleave run by run, so load on the machine spreads over
+     * all of them alike. */
     for (int r = 0; r < runs; r++) {
-        double t = baseline(&b);
-        if (t < best[0])
-            best[0] = t;
-        t = decode(&b, 0, 0, &recs[1]);
-        if (t < best[1])
-            best[1] = t;
-        t = decode(&b, 1, 1000000, &recs[2]);
-        if (t < best[2])
-            best[2] = t;
-        if (items <= 20000000u) { /* window 0 holds every record */
-            t = decode(&b, 1, 0, &recs[3]);
-            if (t < best[3])
-                best[3] = t;
-        }
-        t = read_file(path, &recs[4]);
-        if (t < best[4])
-            best[4] = t;
+        times[0][done[0]++] = baseline(&b);
+        times[1][done[1]++] = decode(&b, 0, 0, &recs[1]);
+        times[2][done[2]++] = decode(&b, 1, 1000000, &recs[2]);
+        if (items <= 20000000u) /* window 0 holds every record */
+            times[3][done[3]++] = decode(&b, 1, 0, &recs[3]);
+        times[4][done[4]++] = read_file(path, &recs[4]);
     }
     unlink(path);
-    for (int i = 0; i < 5; i++) {
-        if (best[i] >= 1e9)
+    qsort(times[0], (size_t)done[0], sizeof(double), cmp_double);
+    for (int i = 0; i < PASSES; i++) {
+        double med, lo, hi, base = times[0][done[0] / 2];
+        if (done[i] == 0)
             continue;
-        if (i > 0 && recs[i] != items) {
-            fprintf(stderr, "%s: %llu records, want %zu\n", names[i],
-                    (unsigned long long)recs[i], items);
+        /* Exactly the generated events, and nothing else: the stream
+         * has no losses, and its uptime and chunk items are no records. */
+        if (i > 0 && (recs[i].events != items || recs[i].others != 0)) {
+            fprintf(stderr, "%s: %llu events and %llu other records, "
+                    "want %zu events and no other record\n", names[i],
+                    (unsigned long long)recs[i].events,
+                    (unsigned long long)recs[i].others, items);
             return 1;
         }
-        printf("%-30s %8.1f M items/s  %6.3f s  %5.2fx baseline time\n",
-               names[i], (double)items / best[i] / 1e6, best[i],
-               best[i] / best[0]);
+        qsort(times[i], (size_t)done[i], sizeof(double), cmp_double);
+        med = times[i][done[i] / 2];
+        lo = times[i][0];
+        hi = times[i][done[i] - 1];
+        printf("%-30s %8.1f M items/s (%6.1f - %6.1f)  %6.3f s  "
+               "%5.2fx baseline time\n",
+               names[i], (double)items / med / 1e6, (double)items / hi / 1e6,
+               (double)items / lo / 1e6, med, med / base);
     }
     free(b.p);
     return 0;

@@ -317,7 +317,10 @@ FLIGHTREC_API size_t flightrec_client_ring_count(
     const flightrec_client *client);
 
 /** The @a index-th ring seen (0 .. ring_count - 1), in order of first
- * appearance; NULL if out of range. */
+ * appearance; NULL if out of range.  A ring that has held nothing but the
+ * starts of its chunks (no owner, all counters 0) takes no memory of its
+ * own beyond its id: its description is made on demand, and the next
+ * call for such a ring rewrites it, so copy what you keep. */
 FLIGHTREC_API const struct flightrec_ring_info *flightrec_client_ring(
     const flightrec_client *client, size_t index);
 

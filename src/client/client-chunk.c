@@ -20,32 +20,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct frc_ring *frc_new_ring(struct flightrec_client *c, uint32_t id)
+/* Registers ring @a id at index ring_count, without its struct. */
+int frc_new_ring(struct flightrec_client *c, uint32_t id, uint64_t offset)
 {
-    struct frc_ring *r;
+    size_t before = fr_hash_map_bytes(&c->ring_map), grown = 0;
 
     if (c->ring_count == c->ring_cap) {
         size_t cap = c->ring_cap ? c->ring_cap * 2 : 16;
         struct frc_ring **rings = realloc(c->rings, cap * sizeof(*rings));
         if (rings == NULL)
-            return NULL;
+            return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
+        grown = (cap - c->ring_cap) * sizeof(*rings);
         c->rings = rings;
         c->ring_cap = cap;
     }
-    r = calloc(1, sizeof(*r));
-    if (r == NULL)
+    /* Added last, so its index is ring_count. */
+    if (fr_hash_map_add(&c->ring_map, id, NULL) == FR_HASH_NONE)
+        return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
+    c->rings[c->ring_count++] = NULL;
+    c->totals.rings = (uint32_t)c->ring_count;
+    return frc_charge(c, grown + fr_hash_map_bytes(&c->ring_map) - before,
+                      offset);
+}
+
+/* The struct of ring @a index, as a ring whose chunk just started. */
+static struct frc_ring *make_ring(struct flightrec_client *c, uint32_t index,
+                                  uint64_t offset)
+{
+    struct frc_ring *r;
+
+    if (frc_charge(c, FRC_RING_COST, offset) != 0)
         return NULL;
-    if (frc_map_put(&c->ring_map, id, (uint32_t)c->ring_count) != 0) {
-        free(r);
+    r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
         return NULL;
     }
-    r->info.id = id;
+    r->info.id = (uint32_t)fr_hash_map_key(&c->ring_map, index);
     r->info.thread_id = -1;
-    r->index = (uint32_t)c->ring_count;
+    r->index = index;
     frc_ident_init(r);
-    c->rings[c->ring_count++] = r;
-    c->totals.rings = (uint32_t)c->ring_count;
+    r->in_header = 1;
+    c->rings[index] = r;
     return r;
+}
+
+struct frc_ring *frc_cur(struct flightrec_client *c, uint64_t offset)
+{
+    if (c->cur == NULL && c->cur_empty != 0) {
+        struct frc_ring *r = make_ring(c, c->cur_empty - 1, offset);
+        if (r == NULL)
+            return NULL;
+        c->cur = r;
+        c->cur_empty = 0;
+    }
+    return c->cur;
 }
 
 /*=====   Loss accounting   =====*/
@@ -213,18 +242,24 @@ static int processor(struct flightrec_client *c, uint64_t id, uint64_t offset)
     rc = frc_close_chunk(c, c->cur, offset);
     if (rc != 0)
         return rc;
-    if (frc_map_get(&c->ring_map, id, &i)) {
-        r = c->rings[i];
-    } else {
-        if (frc_charge(c, FRC_RING_COST, offset) != 0)
+    c->cur = NULL;
+    c->cur_empty = 0;
+    i = fr_hash_map_find(&c->ring_map, id);
+    if (i == FR_HASH_NONE) {
+        i = (uint32_t)c->ring_count;
+        if (frc_new_ring(c, (uint32_t)id, offset) != 0)
             return c->error;
-        r = frc_new_ring(c, (uint32_t)id);
-        if (r == NULL)
-            return frc_fail(c, FLIGHTREC_ENOMEM, offset, "out of memory");
+    }
+    if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
+        c->on_segment(c->segment_arg, i, offset);
+    r = c->rings[i];
+    if (r == NULL) {
+        /* Nothing to start: its struct is made when the chunk has more
+         * than this item (frc_cur). */
+        c->cur_empty = i + 1;
+        return 0;
     }
     c->cur = r;
-    if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
-        c->on_segment(c->segment_arg, r->index, offset);
     r->in_header = 1;
     r->has_position = 0;
     r->chunk_seq = r->seq;
@@ -336,6 +371,7 @@ int frc_chunk_item(struct flightrec_client *c, uint32_t action,
     case A_NAME_ID:
         rc = frc_close_chunk(c, r, offset);
         c->cur = NULL;
+        c->cur_empty = 0;
         if (FLIGHTREC_UNLIKELY(c->on_segment != NULL))
             c->on_segment(c->segment_arg, UINT32_MAX, offset);
         if (data < FLIGHTREC_EVENT_COUNT) {

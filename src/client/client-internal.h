@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "util/hash-map.h"
+
 /* Documented limits; all come with a clear error, never a crash. */
 #define FRC_RING_ID_LIMIT (1u << 24)       /* ring ids 0 .. 2^24 - 1 */
 #define FRC_HOLD_RING_MAX (1u << 22)       /* held items per ring */
@@ -193,14 +195,6 @@ struct frc_ring {
     size_t hist_len;
 };
 
-/* Open-addressing map from 64-bit keys to 32-bit values. */
-struct frc_map {
-    uint64_t *keys;
-    uint32_t *vals;   /* value + 1; 0 marks an empty slot */
-    size_t cap;
-    size_t len;
-};
-
 struct frc_thread {
     int64_t id;
     uint32_t ring;     /* RTEMS: index + 1 of the CPU it last ran on, or 0 */
@@ -255,12 +249,20 @@ struct flightrec_client {
     int div_shift;
     int div_kind;           /* 0: by one, 1: shift, 2: magic */
 
-    /* Rings. */
+    /* Rings.  A ring that has held nothing but chunk starts (PROCESSOR
+     * items) has no struct frc_ring yet (rings[i] == NULL, its id in
+     * ring_map): an empty ring costs its map entry and pointer, ~30
+     * bytes.  frc_cur() makes the struct at the chunk's first other
+     * item. */
     struct frc_ring **rings;
     size_t ring_count;
     size_t ring_cap;
-    struct frc_map ring_map;   /* ring id -> index */
+    struct fr_hash_map ring_map; /* ring id -> index (the same order) */
     struct frc_ring *cur;      /* ring of the current chunk */
+    uint32_t cur_empty;        /* cur is NULL: index + 1 of the chunk's
+                                * ring when it has no struct yet, or 0 */
+    struct flightrec_ring_info empty_info; /* flightrec_client_ring() of
+                                            * such a ring */
     size_t held_total;
 
     /* Name sequences: the item number the next name item must have. */
@@ -284,7 +286,7 @@ struct flightrec_client {
     struct frc_thread *threads;
     size_t thread_count;
     size_t thread_cap;
-    struct frc_map thread_map;
+    struct fr_hash_map thread_map; /* thread id -> index in threads */
 
     /* Merge. */
     struct frc_heap_entry *heap;
@@ -295,6 +297,12 @@ struct flightrec_client {
     uint64_t release_at;      /* max_time from which the heap's first
                                * record is due (saturated), UINT64_MAX if
                                * none is */
+    /* Batched release (see frc_merge_push_fast): a timed event at or
+     * above fast_floor may be queued without releasing what became due;
+     * defer_left counts how many more may be (FRC_RELEASE_BATCH: nothing
+     * is deferred, fast_floor == released). */
+    uint64_t fast_floor;
+    uint32_t defer_left;
     struct frc_block *pool[FRC_BLOCK_CLASSES]; /* free blocks by class */
     int exact;                /* ordered reading: nothing is ever late */
     struct frc_ring *hungry;  /* ring the merge stopped at (pending input) */
@@ -344,14 +352,18 @@ struct flightrec_client {
     struct frc_ring *rec_ring;   /* rec holds this ring's fast fields */
 };
 
-/* Bytes counted against the memory limit per ring (the ring, its map
- * slot and pointer, its thread entry). */
-#define FRC_RING_COST (sizeof(struct frc_ring) + 128u)
+/* Bytes counted against the memory limit for a ring's struct (and the
+ * allocator's overhead); its map entry and pointer are counted as they
+ * grow. */
+#define FRC_RING_COST (sizeof(struct frc_ring) + 16u)
 
 /* client.c */
+/* Decodes items in @a cur's chunk (or, when @a cur is NULL, in the chunk
+ * of the ring of index cur_empty - 1 that has no struct yet, or outside a
+ * chunk when that is 0). */
 int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
-                   const unsigned char *p, size_t n, uint64_t offset,
-                   size_t *used);
+                   uint32_t cur_empty, const unsigned char *p, size_t n,
+                   uint64_t offset, size_t *used);
 int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
                   uint64_t offset);
 int frc_fail(struct flightrec_client *c, int code, uint64_t offset,
@@ -370,7 +382,10 @@ int frc_header_item(struct flightrec_client *c, uint32_t action,
                     uint64_t data, uint64_t offset);
 
 /* client-chunk.c */
-struct frc_ring *frc_new_ring(struct flightrec_client *c, uint32_t id);
+int frc_new_ring(struct flightrec_client *c, uint32_t id, uint64_t offset);
+/* The current chunk's ring, made if it had none (see cur_empty); NULL
+ * outside a chunk, and after an error (out of memory). */
+struct frc_ring *frc_cur(struct flightrec_client *c, uint64_t offset);
 int frc_chunk_item(struct flightrec_client *c, uint32_t action,
                    uint64_t data, uint64_t offset);
 int frc_ring_item(struct flightrec_client *c, uint32_t action,
@@ -414,6 +429,8 @@ static inline uint64_t frc_div(const struct flightrec_client *c, uint64_t x)
 
 /* client-merge.c */
 int frc_charge(struct flightrec_client *c, uint64_t bytes, uint64_t offset);
+/* Bytes given back (a ring's read-ahead buffer freed). */
+void frc_uncharge(struct flightrec_client *c, uint64_t bytes);
 int frc_queue_push(struct flightrec_client *c, struct frc_queue *q,
                    const struct frc_rec *rec);
 void frc_queue_free(struct frc_queue *q);
@@ -476,6 +493,18 @@ static inline void frc_ident_touch(struct frc_ring *r)
     } while (0)
 
 /*
+ * Records a due release may wait for.  Releasing as each record comes
+ * costs a pass over the heap per record; batching is exact because a
+ * record queued meanwhile comes strictly after every record that was due
+ * (its time is above the window's limit when it comes), so the merge
+ * takes the due records first and in the same order either way.  Every
+ * other item, the end of each feed, and a record below the floor release
+ * what is due first (frc_merge_settle), so callbacks see the same records
+ * with the same counters, and no late mark, block or byte changes.
+ */
+#define FRC_RELEASE_BATCH 512u
+
+/*
  * The merge's common case, inlined into the decode loop: a timed event of
  * a ring that already has records queued, with room in its last block, and
  * not late.  Returns 1 if it took the record (then 0 or an error from
@@ -488,7 +517,7 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
     struct frc_qrec *q;
 
     if (!(r->rq_head != NULL && r->rq_end < r->rq_cap &&
-          time >= c->released))
+          time >= c->fast_floor))
         return 0;
     q = &r->rq_tail->rec[r->rq_end++];
     q->time = time;
@@ -502,16 +531,30 @@ static FLIGHTREC_ALWAYS_INLINE int frc_merge_push_fast(
         c->feed_stop = 1;
     if (time > c->max_time)
         c->max_time = time;
-    *rc = FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)
-              ? frc_merge_release(c)
-              : 0;
+    *rc = 0;
+    if (FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)) {
+        if (c->defer_left != 0) {
+            /* Due, not released yet: what comes next must come after
+             * the window's limit, max_time - w (no wrap: max_time >=
+             * release_at >= w, or both are UINT64_MAX). */
+            c->defer_left--;
+            c->fast_floor = c->max_time - c->opt.merge_window_ns + 1;
+        } else {
+            *rc = frc_merge_release(c);
+        }
+    }
     return 1;
 }
 
+/* Releases what the fast path left due (see FRC_RELEASE_BATCH). */
+static inline int frc_merge_settle(struct flightrec_client *c)
+{
+    return FLIGHTREC_UNLIKELY(c->defer_left != FRC_RELEASE_BATCH)
+               ? frc_merge_release(c)
+               : 0;
+}
+
 /* client-names.c */
-int frc_map_get(const struct frc_map *m, uint64_t key, uint32_t *val);
-int frc_map_put(struct frc_map *m, uint64_t key, uint32_t val);
-void frc_map_free(struct frc_map *m);
 void frc_name_start(struct flightrec_client *c, int kind, int64_t target,
                     struct frc_ring *ring);
 int frc_name_item(struct flightrec_client *c, uint64_t data);

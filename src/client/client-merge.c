@@ -46,6 +46,11 @@ int frc_charge(struct flightrec_client *c, uint64_t bytes, uint64_t offset)
     return 0;
 }
 
+void frc_uncharge(struct flightrec_client *c, uint64_t bytes)
+{
+    c->mem_used = bytes < c->mem_used ? c->mem_used - bytes : 0;
+}
+
 int frc_queue_push(struct flightrec_client *c, struct frc_queue *q,
                    const struct frc_rec *rec)
 {
@@ -570,6 +575,8 @@ static int release(struct flightrec_client *c, uint64_t limit)
             break;
     }
     update_release_at(c);
+    c->fast_floor = c->released;
+    c->defer_left = FRC_RELEASE_BATCH;
     return rc;
 }
 
@@ -587,6 +594,8 @@ int frc_emit(struct flightrec_client *c, struct frc_ring *r,
 {
     if (!c->opt.merge)
         return frc_deliver(c, r, rec);
+    if (frc_merge_settle(c) != 0)
+        return c->error;
     if (r == c->direct_ring) {
         if (rec->time < c->direct_below)
             return frc_deliver(c, r, rec);
@@ -636,7 +645,9 @@ void frc_merge_free(struct flightrec_client *c)
 {
     for (size_t i = 0; i < c->ring_count; i++) {
         struct frc_ring *r = c->rings[i];
-        struct frc_block *b = r->rq_head;
+        struct frc_block *b = r != NULL ? r->rq_head : NULL;
+        if (r == NULL)
+            continue;
         while (b != NULL) {
             struct frc_block *next = b == r->rq_tail ? NULL : b->next;
             free(b);

@@ -2,7 +2,7 @@
 /*
  * Names: packed name sequences (THREAD_NAME, EVENT_NAME, RTEMS info
  * strings), the per-stream event name table in the stream's numbering, the
- * thread name table, and the small hash map used for ring and thread ids.
+ * thread name table.
  */
 #include "client-internal.h"
 
@@ -11,71 +11,6 @@
 #include <string.h>
 
 #include "event-table.h"
-
-static size_t slot(uint64_t key, size_t cap)
-{
-    key ^= key >> 33;
-    key *= UINT64_C(0xff51afd7ed558ccd);
-    key ^= key >> 33;
-    return (size_t)key & (cap - 1);
-}
-
-int frc_map_get(const struct frc_map *m, uint64_t key, uint32_t *val)
-{
-    if (m->cap == 0)
-        return 0;
-    for (size_t i = slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (m->vals[i] == 0)
-            return 0;
-        if (m->keys[i] == key) {
-            *val = m->vals[i] - 1;
-            return 1;
-        }
-    }
-}
-
-int frc_map_put(struct frc_map *m, uint64_t key, uint32_t val)
-{
-    if (2 * (m->len + 1) > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        uint64_t *keys = calloc(cap, sizeof(*keys));
-        uint32_t *vals = calloc(cap, sizeof(*vals));
-        if (keys == NULL || vals == NULL) {
-            free(keys);
-            free(vals);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->vals[i] == 0)
-                continue;
-            size_t j = slot(m->keys[i], cap);
-            while (vals[j] != 0)
-                j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    size_t i = slot(key, m->cap);
-    while (m->vals[i] != 0 && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    if (m->vals[i] == 0)
-        m->len++;
-    m->keys[i] = key;
-    m->vals[i] = val + 1;
-    return 0;
-}
-
-void frc_map_free(struct frc_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
-}
 
 /* Appends the bytes of a packed data word (least significant first) to a
  * NUL-terminated buffer of @a cap bytes; returns 1 once a NUL was seen. */
@@ -95,9 +30,9 @@ static int unpack(char *buf, size_t cap, size_t *len, uint64_t data,
 
 static struct frc_thread *thread_slot(struct flightrec_client *c, int64_t id)
 {
-    uint32_t i;
+    uint32_t i = fr_hash_map_find(&c->thread_map, (uint64_t)id);
 
-    if (frc_map_get(&c->thread_map, (uint64_t)id, &i))
+    if (i != FR_HASH_NONE)
         return &c->threads[i];
     if (c->thread_count == c->thread_cap) {
         size_t cap = c->thread_cap ? c->thread_cap * 2 : 16;
@@ -107,7 +42,8 @@ static struct frc_thread *thread_slot(struct flightrec_client *c, int64_t id)
         c->threads = t;
         c->thread_cap = cap;
     }
-    if (frc_map_put(&c->thread_map, (uint64_t)id, (uint32_t)c->thread_count))
+    /* Added last, so its index is thread_count. */
+    if (fr_hash_map_add(&c->thread_map, (uint64_t)id, NULL) == FR_HASH_NONE)
         return NULL;
     struct frc_thread *t = &c->threads[c->thread_count++];
     t->id = id;
@@ -136,7 +72,8 @@ void frc_thread_runs(struct flightrec_client *c, struct frc_ring *r,
 
     if (r->info.thread_id == id)
         return;
-    if (frc_map_get(&c->thread_map, (uint64_t)id, &i)) {
+    i = fr_hash_map_find(&c->thread_map, (uint64_t)id);
+    if (i != FR_HASH_NONE) {
         c->threads[i].ring = r->index + 1;
         set_ring_thread(r, id, c->threads[i].name);
     } else {
@@ -249,7 +186,7 @@ void frc_names_free(struct flightrec_client *c)
         free(c->event_names[i]);
     free(c->gen_names);
     free(c->threads);
-    frc_map_free(&c->thread_map);
+    fr_hash_map_free(&c->thread_map);
 }
 
 /* Before the VERSION item the numbering is flightrec's (numbering 0). */
@@ -307,8 +244,10 @@ const char *flightrec_client_thread_name(const flightrec_client *client,
 {
     uint32_t i;
 
-    if (client == NULL ||
-        !frc_map_get(&client->thread_map, (uint64_t)thread_id, &i))
+    if (client == NULL)
+        return NULL;
+    i = fr_hash_map_find(&client->thread_map, (uint64_t)thread_id);
+    if (i == FR_HASH_NONE)
         return NULL;
     return client->threads[i].name;
 }

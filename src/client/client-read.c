@@ -265,6 +265,7 @@ static int feed_range(struct reader *rd, struct frc_ring *cur, uint64_t from,
 {
     struct flightrec_client *c = rd->c;
     int framed = from == 0;
+    uint32_t empty = 0; /* cur_empty to go on with, after the first read */
     size_t used;
 
     while (from < to && c->error == 0) {
@@ -275,8 +276,9 @@ static int feed_range(struct reader *rd, struct frc_ring *cur, uint64_t from,
         if (framed)
             flightrec_client_feed(c, rd->buf, n);
         else
-            frc_feed_items(c, cur, rd->buf, n, from, &used);
+            frc_feed_items(c, cur, empty, rd->buf, n, from, &used);
         cur = c->cur;
+        empty = c->cur_empty;
         from += n;
     }
     return c->error;
@@ -293,6 +295,7 @@ static int feed_ring(struct reader *rd, size_t i)
     uint64_t end = segment_end(rd, s);
     struct frc_ring *r = i < c->ring_count ? c->rings[i] : NULL;
     size_t used = 0;
+    int empty;
 
     if (in->pos == in->len && pos < end) {
         size_t n = end - pos < rd->slice_bytes ? (size_t)(end - pos)
@@ -312,7 +315,11 @@ static int feed_ring(struct reader *rd, size_t i)
     if (in->pos < in->len) {
         c->feed_quota = FEED_QUOTA;
         c->feed_stop = 0;
-        frc_feed_items(c, pos == rd->seg[s].start ? NULL : r,
+        /* Mid-chunk, the ring goes on (without a struct if it has none
+         * yet); at a segment's start, its PROCESSOR item says. */
+        int mid = pos != rd->seg[s].start;
+        frc_feed_items(c, mid ? r : NULL,
+                       mid && r == NULL ? (uint32_t)i + 1 : 0,
                        in->buf + in->pos, in->len - in->pos, pos, &used);
         c->feed_quota = UINT64_MAX;
         c->feed_stop = 0;
@@ -323,7 +330,10 @@ static int feed_ring(struct reader *rd, size_t i)
     }
     if (r == NULL)
         r = i < c->ring_count ? c->rings[i] : NULL;
-    if (r == NULL || r->index != i) {
+    /* A ring that held nothing has no struct (its chunks are PROCESSOR
+     * items alone): it is read through and queues nothing. */
+    empty = r == NULL && i < c->ring_count;
+    if (!empty && (r == NULL || r->index != i)) {
         rd->at_seg[i] = NO_SEGMENT;
         if (used == 0)
             return 0;
@@ -341,10 +351,12 @@ static int feed_ring(struct reader *rd, size_t i)
     }
     rd->at_seg[i] = s;
     rd->at_pos[i] = pos;
-    r->pending = s != NO_SEGMENT;
-    if (!r->pending) {
+    if (r != NULL)
+        r->pending = s != NO_SEGMENT;
+    if (s == NO_SEGMENT) {
         free(in->buf);
         in->buf = NULL;
+        frc_uncharge(c, rd->slice_bytes);
     }
     return 0;
 }
@@ -357,7 +369,8 @@ static int fill_ring(struct reader *rd, size_t i)
     while (rd->at_seg[i] != NO_SEGMENT) {
         if (feed_ring(rd, i) != 0)
             return c->error;
-        if (i < c->ring_count && c->rings[i]->rq_head != NULL)
+        if (i < c->ring_count && c->rings[i] != NULL &&
+            c->rings[i]->rq_head != NULL)
             break;
     }
     return 0;
@@ -403,6 +416,7 @@ static int merge(struct reader *rd)
         if (feed_range(rd, NULL, rd->seg[s].start, segment_end(rd, s)) != 0)
             return c->error;
     c->cur = NULL;
+    c->cur_empty = 0;
 
     c->exact = 1;
     /* Exact order: no window, not even one a FREQUENCY item derives. */

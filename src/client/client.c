@@ -62,6 +62,10 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
     uint32_t action;
     int rc;
 
+    /* What the window made due goes before anything else changes. */
+    rc = frc_merge_settle(c);
+    if (rc != 0)
+        return rc;
     /* The item's number: name sequences must be consecutive items. */
     c->item_no = (offset - 8) / c->item_size;
     if (FLIGHTREC_UNLIKELY(c->info.kind == FLIGHTREC_STREAM_UNKNOWN)) {
@@ -78,6 +82,11 @@ static int slow_item(struct flightrec_client *c, uint32_t word, uint64_t data,
         }
     }
     action = c->cls[event];
+    /* A chunk that holds more than its PROCESSOR item needs its ring. */
+    if (FLIGHTREC_UNLIKELY(c->cur_empty != 0) && action <= A_CHUNK_LAST &&
+        action != A_PROCESSOR && action != A_NAME_ID &&
+        frc_cur(c, offset) == NULL)
+        return c->error;
     if (action <= A_RING_LAST)
         rc = frc_ring_item(c, action, word, data, offset);
     else if (action <= A_CHUNK_LAST)
@@ -250,13 +259,14 @@ static size_t items(struct flightrec_client *c, const unsigned char *p,
 }
 
 int frc_feed_items(struct flightrec_client *c, struct frc_ring *cur,
-                   const unsigned char *p, size_t n, uint64_t offset,
-                   size_t *used)
+                   uint32_t cur_empty, const unsigned char *p, size_t n,
+                   uint64_t offset, size_t *used)
 {
     *used = 0;
     if (c->error != 0)
         return c->error;
     c->cur = cur;
+    c->cur_empty = cur == NULL ? cur_empty : 0;
     *used = items(c, p, n, offset);
     return c->error;
 }
@@ -268,6 +278,7 @@ int frc_end_chunk(struct flightrec_client *c, struct frc_ring *r,
 
     if (c->cur == r)
         c->cur = NULL;
+    c->cur_empty = 0;
     return rc;
 }
 
@@ -327,6 +338,7 @@ int flightrec_client_create(flightrec_client **out,
     c->proc_max = -1;
     c->item_size = 8;
     c->release_at = UINT64_MAX;
+    c->defer_left = FRC_RELEASE_BATCH;
     c->feed_quota = UINT64_MAX;
     *out = c;
     return 0;
@@ -378,6 +390,10 @@ int flightrec_client_feed(flightrec_client *c, const void *buf, size_t n)
     whole = n - n % c->item_size;
     done = items(c, p, whole, c->consumed);
     c->consumed += done;
+    /* Nothing due waits past a feed: a pipe's records go out as soon as
+     * the window allows. */
+    if (c->error == 0)
+        frc_merge_settle(c);
     if (c->error != 0)
         return c->error;
     memcpy(c->part, p + whole, n - whole);
@@ -419,7 +435,7 @@ int flightrec_client_finish(flightrec_client *c)
     if (frc_merge_drain(c) != 0 && c->error == FLIGHTREC_ECALLBACK)
         return c->error;
     for (size_t i = 0; i < c->ring_count; i++) {
-        if (frc_flush_untimed(c, c->rings[i]) != 0 &&
+        if (c->rings[i] != NULL && frc_flush_untimed(c, c->rings[i]) != 0 &&
             c->error == FLIGHTREC_ECALLBACK)
             return c->error;
     }
@@ -434,12 +450,14 @@ void flightrec_client_destroy(flightrec_client *c)
         return;
     frc_merge_free(c);
     for (size_t i = 0; i < c->ring_count; i++) {
+        if (c->rings[i] == NULL)
+            continue;
         frc_queue_free(&c->rings[i]->held);
         frc_ring_free(c->rings[i]);
         free(c->rings[i]);
     }
     free(c->rings);
-    frc_map_free(&c->ring_map);
+    fr_hash_map_free(&c->ring_map);
     frc_names_free(c);
     free(c);
 }
@@ -485,7 +503,17 @@ size_t flightrec_client_ring_count(const flightrec_client *c)
 const struct flightrec_ring_info *flightrec_client_ring(
     const flightrec_client *c, size_t index)
 {
+    struct flightrec_ring_info *e;
+
     if (c == NULL || index >= c->ring_count)
         return NULL;
-    return &c->rings[index]->info;
+    if (c->rings[index] != NULL)
+        return &c->rings[index]->info;
+    /* A ring that held nothing: its description is its id alone, made in
+     * one place per client (the client is not const, only this view). */
+    e = (struct flightrec_ring_info *)&c->empty_info;
+    memset(e, 0, sizeof(*e));
+    e->id = (uint32_t)fr_hash_map_key(&c->ring_map, (uint32_t)index);
+    e->thread_id = -1;
+    return e;
 }

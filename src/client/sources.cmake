@@ -11,4 +11,5 @@ flightrec_library(NAME flightrec-client ABI 0 SOURCES
   client/client-names.c
   client/client-read.c
   client/console-log.c
+  util/hash-map.c
 )

@@ -1,40 +1,44 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Small open-addressing maps used by the writers: ring id -> per-ring state,
- * and (for heap accounting) pointer -> size with a fixed capacity. */
+/* The writers' maps, both over the shared hash map (src/util/hash-map.h):
+ * ring id -> per-ring state, and (for heap accounting) pointer -> size
+ * with a fixed capacity. */
 #ifndef FLIGHTREC_CONVERT_MAP_H
 #define FLIGHTREC_CONVERT_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash-map.h"
+
 /* uint64 key -> pointer; grows; keys are arbitrary (0 allowed). */
 struct fr_map {
-    uint64_t *keys;
-    void **vals;
-    size_t cap;      /* power of two, 0 when empty */
-    size_t count;
+    struct fr_hash_map index;
+    void **vals;     /* vals[i]: the value of the key of index i */
+    size_t val_cap;
 };
 
 void fr_map_init(struct fr_map *m);
 void fr_map_free(struct fr_map *m);
+/* Keys held. */
+size_t fr_map_count(const struct fr_map *m);
 /* The value stored for @a key, or NULL. */
 void *fr_map_get(const struct fr_map *m, uint64_t key);
 /* Stores @a val (non-NULL) for @a key; returns 0 or -1 (no memory). */
 int fr_map_put(struct fr_map *m, uint64_t key, void *val);
 /* Removes @a key; returns its value, or NULL if it had none. */
 void *fr_map_remove(struct fr_map *m, uint64_t key);
-/* Calls @a fn for every value (order unspecified). */
+/* Calls @a fn for every value, in order of insertion (removals move the
+ * last key into the removed one's place). */
 void fr_map_each(const struct fr_map *m, void (*fn)(void *val, void *arg),
                  void *arg);
 
-/* Bounded pointer -> size table with deletion (heap accounting).  When full,
- * new allocations are not tracked and counted in @c dropped. */
+/* Bounded pointer -> size table.  When full, new allocations are not
+ * tracked and counted in @c dropped. */
 struct fr_heap {
-    uint64_t *ptrs;      /* 0 = empty slot, 1 = deleted */
-    uint64_t *sizes;
-    size_t cap;
-    size_t used;         /* live + deleted slots */
-    size_t live;         /* live slots */
+    struct fr_hash_map index;
+    uint64_t *sizes;     /* sizes[i]: the size of the pointer of index i */
+    size_t size_cap;     /* room in sizes */
+    size_t cap;          /* pointers tracked at most */
     uint64_t in_use;     /* bytes allocated and not freed */
     uint64_t dropped;    /* allocations not tracked (table full) */
     uint64_t unknown_frees; /* frees of pointers not tracked */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fr_map (src/convert/convert-map.c): put, get and remove against a plain
- * model, with keys chosen to collide and to wrap around the table, so that
- * removal's backward shift keeps every other key findable.
+ * fr_map and fr_heap (src/convert/convert-map.c, over src/util/hash-map.c):
+ * put, get and remove against a plain model, with keys chosen to collide
+ * and to wrap around the table, so that removal's backward shift keeps
+ * every other key findable; the heap table's byte count and its bound.
  */
 #include "convert-map.h"
 #include "test.h"
@@ -26,7 +27,7 @@ static void check_all(const struct fr_map *m, const struct model *md)
                       (unsigned long)md->vals[i]);
         present += md->vals[i] != 0;
     }
-    CHECK_EQ_U(m->count, present);
+    CHECK_EQ_U(fr_map_count(m), present);
 }
 
 TEST(remove_keeps_others)
@@ -62,8 +63,43 @@ TEST(remove_keeps_others)
         md.vals[i] = 0;
     }
     check_all(&m, &md);
-    CHECK_EQ_U(m.count, 0);
+    CHECK_EQ_U(fr_map_count(&m), 0);
     fr_map_free(&m);
+}
+
+/* Bytes in use follow allocations and frees exactly; past its capacity
+ * the table drops new pointers and says how many. */
+TEST(heap_accounting)
+{
+    struct fr_heap h;
+    const uint64_t base = 0x7f0000001000ull;
+
+    CHECK_EQ_I(fr_heap_init(&h, 1000), 0);
+    for (uint64_t i = 0; i < 1000; i++)
+        fr_heap_alloc(&h, base + 16 * i, i + 1);
+    CHECK_EQ_U(h.in_use, 1000 * 1001 / 2);
+    CHECK_EQ_U(h.dropped, 0);
+    fr_heap_alloc(&h, base + 16 * 1000, 5); /* full */
+    CHECK_EQ_U(h.dropped, 1);
+    CHECK_EQ_U(h.in_use, 1000 * 1001 / 2);
+    CHECK_EQ_I(fr_heap_release(&h, base + 16 * 1000), 0);
+    CHECK_EQ_U(h.unknown_frees, 1);
+    /* Free the even ones; the odd ones keep their sizes. */
+    for (uint64_t i = 0; i < 1000; i += 2)
+        CHECK_EQ_I(fr_heap_release(&h, base + 16 * i), 1);
+    CHECK_EQ_U(h.in_use, 500 * 500 + 500); /* sizes 2, 4, ..., 1000 */
+    /* A pointer allocated again without a free: its new size counts. */
+    fr_heap_alloc(&h, base + 16, 100);
+    CHECK_EQ_U(h.in_use, 500 * 500 + 500 - 2 + 100);
+    /* Room again for new pointers. */
+    fr_heap_alloc(&h, base + 16 * 5000, 7);
+    CHECK_EQ_U(h.dropped, 1);
+    CHECK_EQ_U(h.in_use, 500 * 500 + 500 - 2 + 100 + 7);
+    for (uint64_t i = 1; i < 1000; i += 2)
+        CHECK_EQ_I(fr_heap_release(&h, base + 16 * i), 1);
+    CHECK_EQ_I(fr_heap_release(&h, base + 16 * 5000), 1);
+    CHECK_EQ_U(h.in_use, 0);
+    fr_heap_free(&h);
 }
 
 TEST_MAIN()

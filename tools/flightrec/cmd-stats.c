@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "hash-map.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -48,11 +49,11 @@ struct stats_ctx {
     int have_time;
     uint64_t first_ns, last_ns;
     uint64_t per_event[FLIGHTREC_EVENT_COUNT];
-    /* Threads: open addressing on tid; slots index into threads[]. */
+    /* Threads, in order of first record until sorted at the end;
+     * thread_index: tid -> index in threads[]. */
     struct thread_stat *threads;
     size_t thread_count, thread_cap;
-    int32_t *slots;
-    size_t slot_mask;
+    struct fr_hash_map thread_index;
     /* Last lookup, since consecutive records mostly share a thread. */
     const struct flightrec_ring_info *last_ring;
     int64_t last_tid;
@@ -60,45 +61,12 @@ struct stats_ctx {
     int oom;
 };
 
-static size_t hash_tid(int64_t tid)
-{
-    uint64_t h = (uint64_t)tid * 0x9e3779b97f4a7c15u;
-    return (size_t)(h >> 32);
-}
-
-static int grow_slots(struct stats_ctx *s)
-{
-    size_t n = s->slot_mask ? (s->slot_mask + 1) * 2 : 64;
-    int32_t *slots = malloc(n * sizeof(*slots));
-
-    if (slots == NULL)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        slots[i] = -1;
-    for (size_t t = 0; t < s->thread_count; t++) {
-        size_t i = hash_tid(s->threads[t].tid) & (n - 1);
-        while (slots[i] >= 0)
-            i = (i + 1) & (n - 1);
-        slots[i] = (int32_t)t;
-    }
-    free(s->slots);
-    s->slots = slots;
-    s->slot_mask = n - 1;
-    return 0;
-}
-
 static struct thread_stat *find_thread(struct stats_ctx *s, int64_t tid)
 {
-    if ((s->slots == NULL || s->thread_count * 2 >= s->slot_mask + 1) &&
-        grow_slots(s) != 0)
-        return NULL;
-    size_t i = hash_tid(tid) & s->slot_mask;
-    while (s->slots[i] >= 0) {
-        struct thread_stat *t = &s->threads[s->slots[i]];
-        if (t->tid == tid)
-            return t;
-        i = (i + 1) & s->slot_mask;
-    }
+    uint32_t i = fr_hash_map_find(&s->thread_index, (uint64_t)tid);
+
+    if (i != FR_HASH_NONE)
+        return &s->threads[i];
     if (s->thread_count == s->thread_cap) {
         size_t cap = s->thread_cap ? s->thread_cap * 2 : 16;
         struct thread_stat *grown = realloc(s->threads, cap * sizeof(*grown));
@@ -107,10 +75,13 @@ static struct thread_stat *find_thread(struct stats_ctx *s, int64_t tid)
         s->threads = grown;
         s->thread_cap = cap;
     }
-    struct thread_stat *t = &s->threads[s->thread_count];
+    /* Added last, so its index is thread_count. */
+    if (fr_hash_map_add(&s->thread_index, (uint64_t)tid, NULL) ==
+        FR_HASH_NONE)
+        return NULL;
+    struct thread_stat *t = &s->threads[s->thread_count++];
     memset(t, 0, sizeof(*t));
     t->tid = tid;
-    s->slots[i] = (int32_t)s->thread_count++;
     return t;
 }
 
@@ -189,10 +160,18 @@ static int cmp_thread(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* A ring to print: what it sorts by, and its index for
+ * flightrec_client_ring() (whose description of a ring that held nothing
+ * lasts only until the next call, so none is kept). */
+struct ring_row {
+    uint32_t id;
+    uint32_t context;
+    uint32_t index;
+};
+
 static int cmp_ring(const void *a, const void *b)
 {
-    const struct flightrec_ring_info *x = *(const void *const *)a;
-    const struct flightrec_ring_info *y = *(const void *const *)b;
+    const struct ring_row *x = a, *y = b;
 
     if (x->id != y->id)
         return x->id < y->id ? -1 : 1;
@@ -203,7 +182,7 @@ static int cmp_ring(const void *a, const void *b)
 struct stats_tables {
     struct event_row rows[FLIGHTREC_EVENT_COUNT];
     size_t nrows;
-    const struct flightrec_ring_info **rings;
+    struct ring_row *rings;
     size_t nrings;
     uint64_t dur;
     struct flightrec_client_totals tot;
@@ -235,8 +214,12 @@ static int collect(struct stats_ctx *s, struct stats_tables *t)
     for (size_t i = 0; i < n; i++) {
         const struct flightrec_ring_info *r = flightrec_client_ring(s->client,
                                                                     i);
-        if (r != NULL)
-            t->rings[t->nrings++] = r;
+        if (r != NULL) {
+            struct ring_row *row = &t->rings[t->nrings++];
+            row->id = r->id;
+            row->context = r->context;
+            row->index = (uint32_t)i;
+        }
     }
     if (t->nrings > 1)
         qsort(t->rings, t->nrings, sizeof t->rings[0], cmp_ring);
@@ -347,7 +330,8 @@ static void print_text(struct stats_ctx *s, const struct stats_tables *t)
            "events", "overflow", "discard", "missing", "untimed", "tid",
            "name");
     for (size_t i = 0; i < t->nrings; i++) {
-        const struct flightrec_ring_info *r = t->rings[i];
+        const struct flightrec_ring_info *r =
+            flightrec_client_ring(s->client, t->rings[i].index);
         if (r->thread_id >= 0)
             snprintf(b, sizeof b, "%lld", (long long)r->thread_id);
         else
@@ -450,7 +434,8 @@ static void print_json(struct stats_ctx *s, const struct stats_tables *t)
     }
     fputs("],\"rings\":[", stdout);
     for (size_t i = 0; i < t->nrings; i++) {
-        const struct flightrec_ring_info *r = t->rings[i];
+        const struct flightrec_ring_info *r =
+            flightrec_client_ring(s->client, t->rings[i].index);
         printf("%s{\"ring\":%u,\"context\":\"%s\",\"events\":%llu,"
                "\"overflow\":%llu,\"discard\":%llu,\"missing\":%llu,"
                "\"untimed\":%llu,\"tid\":",
@@ -578,7 +563,7 @@ out:
     cli_input_close(&in);
     flightrec_client_destroy(s->client);
     free(s->threads);
-    free(s->slots);
+    fr_hash_map_free(&s->thread_index);
     free(s);
     return ret;
 }

@@ -311,12 +311,45 @@ TEST(io)
     target_free(&t);
 }
 
+/* How many @a entry events of thread @a tid have the same time as the next
+ * @a exit event of that thread: the call was one record. */
+static size_t one_record_calls(const struct recording *rec, int64_t tid,
+                               uint32_t entry, uint32_t exit_event)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rec->count; i++) {
+        if (rec->evs[i].tid != tid || rec->evs[i].event != entry)
+            continue;
+        for (size_t k = i + 1; k < rec->count; k++) {
+            if (rec->evs[k].tid != tid || rec->evs[k].event != exit_event)
+                continue;
+            n += rec->evs[k].time_ns == rec->evs[i].time_ns;
+            break;
+        }
+    }
+    return n;
+}
+
 TEST(memory)
 {
     struct recording rec;
     struct target_output t;
     record_mode("memory", "memory", "memory", NULL, &rec, &t, 0);
     check_thread(&rec, &t, "main", rec.pid);
+    /* Allocations are one record after the call, free() one record before
+     * it (docs/record.md); realloc() stays two. */
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_MALLOC_ENTRY,
+                                FLIGHTREC_EV_MALLOC_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_CALLOC_ENTRY,
+                                FLIGHTREC_EV_CALLOC_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_FREE_ENTRY,
+                                FLIGHTREC_EV_FREE_EXIT), 2);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid,
+                                FLIGHTREC_EV_POSIX_MEMALIGN_ENTRY,
+                                FLIGHTREC_EV_POSIX_MEMALIGN_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid,
+                                FLIGHTREC_EV_ALIGNED_ALLOC_ENTRY,
+                                FLIGHTREC_EV_ALIGNED_ALLOC_EXIT), 1);
     rec_free(&rec);
     target_free(&t);
 }
@@ -415,6 +448,18 @@ TEST(locks)
         if (e->tid == t.tid_t1 && e->event == FLIGHTREC_EV_MUTEX_LOCK_EXIT)
             t1_acquired = e->time_ns;
     }
+    /* Uncontended, main's lock was one record: the attempt at the time of
+     * the acquisition (no wait); the rwlock's read and write locks too. */
+    uint64_t main_attempt = 0;
+    for (size_t i = 0; i < rec.count && main_attempt == 0; i++)
+        if (rec.evs[i].tid == t.tid_main &&
+            rec.evs[i].event == FLIGHTREC_EV_MUTEX_LOCK_ENTRY)
+            main_attempt = rec.evs[i].time_ns;
+    CHECK(main_attempt != 0);
+    CHECK_EQ_U(main_attempt, main_acquired);
+    CHECK_EQ_U(one_record_calls(&rec, t.tid_main,
+                                FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+                                FLIGHTREC_EV_THREAD_RESOURCE_OBTAIN), 1);
     CHECK(main_acquired < t1_attempt);
     CHECK(t1_attempt < main_released);
     CHECK(main_released <= t1_acquired);

@@ -30,7 +30,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#if defined(FLIGHTREC_WRAP_BUILD)
+/* Linked in, the wrappers also see libc's own start-up (its calls are
+ * wrapped too in a static program): recording starts with the constructor,
+ * before main(). */
+unsigned preload_groups = 0;
+/* The groups recorded when FLIGHTREC_GROUPS is not set: flightrec_wrap()
+ * defines it for the program it links (cmake/FlightrecWrap.cmake). */
+extern unsigned flightrec_wrap_groups;
+__attribute__((weak)) unsigned flightrec_wrap_groups = GROUP_ALL;
+#define DEFAULT_GROUPS (flightrec_wrap_groups & GROUP_ALL)
+#else
 unsigned preload_groups = GROUP_ALL;
+#define DEFAULT_GROUPS GROUP_ALL
+#endif
 _Thread_local int preload_busy __attribute__((tls_model("initial-exec")));
 static _Thread_local int cached_tid __attribute__((tls_model("initial-exec")));
 
@@ -48,6 +61,9 @@ static volatile sig_atomic_t ending_signal;
 /* Set by the process's last drains (exit, _exit): the drain thread writes no
  * more, so that the end of the process never cuts one of its writes. */
 static int process_ending;
+/* The exit status is recorded once per process: exit() ends in _exit(),
+ * which a static program's libc calls through the --wrap wrapper too. */
+static int status_recorded;
 
 DECLARE_REAL(int, close, (int));
 DECLARE_REAL(int, dup2, (int, int));
@@ -360,7 +376,7 @@ __attribute__((constructor)) static void preload_init(void)
     preload_busy = 1;
     cached_pid = getpid();
     const char *text = getenv("FLIGHTREC_GROUPS");
-    unsigned groups = GROUP_ALL;
+    unsigned groups = DEFAULT_GROUPS;
     if (text != NULL && groups_from_text(text, &groups) != 0) {
         say("flightrec preload: FLIGHTREC_GROUPS: unknown group (threads, "
             "locks, memory, io, process, signals, all, none)\n");
@@ -417,6 +433,7 @@ void preload_after_fork_child(void)
     drain_started = 0;
     ending_signal = 0;
     process_ending = 0;
+    status_recorded = 0;
     if (record_fd >= 0) {
         REAL(close)(record_fd);
         record_fd = move_high(open_own_file());
@@ -450,8 +467,10 @@ pid_t WRAPPER(fork)(void)
 
 static void record_exit(int status)
 {
-    if (preload_on(GROUP_PROCESS))
+    if (!status_recorded && preload_on(GROUP_PROCESS)) {
+        status_recorded = 1;
         rec1(FLIGHTREC_EV_FATAL_CODE, (uintptr_t)(unsigned)status);
+    }
 }
 
 void WRAPPER(exit)(int status)

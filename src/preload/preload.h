@@ -28,7 +28,8 @@ enum {
     GROUP_ALL = (1u << 6) - 1
 };
 
-/** Groups in force; all until the constructor has read the environment. */
+/** Groups in force; until the constructor has read the environment, all
+ * (preload) or none (--wrap: libc's own start-up is not the program's). */
 extern unsigned preload_groups;
 
 /** Set while this thread runs the recorder (a wrapper's own bookkeeping, the

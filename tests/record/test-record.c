@@ -280,22 +280,33 @@ static void check_thread(const struct recording *rec,
                   t->lines[j].event);
 }
 
-static void record_mode(const char *name, const char *groups,
-                        const char *mode, const char *arg,
-                        struct recording *rec, struct target_output *t,
-                        int expect_status)
+/* Runs @a program (record-target, or record-wrap-target: the same program
+ * linked statically with the --wrap wrappers) in @a mode under record. */
+static void record_program(const char *program, const char *name,
+                           const char *groups, const char *mode,
+                           const char *arg, struct recording *rec,
+                           struct target_output *t, int expect_status)
 {
     char rec_path[4200], out_path[4200];
     snprintf(rec_path, sizeof rec_path, "%s/%s.rec", scratch, name);
     snprintf(out_path, sizeof out_path, "%s/%s.out", scratch, name);
     const char *args[] = { "-f", "-o", rec_path, "--events", groups, "--",
-                           RECORD_TARGET, mode, arg, NULL };
+                           program, mode, arg, NULL };
     int status = run_record(out_path, 0, args);
     CHECK(WIFEXITED(status));
     CHECK_EQ_I(WEXITSTATUS(status), expect_status);
     decode(rec_path, rec);
     CHECK_EQ_I(rec->rc, 0);
     read_target_output(out_path, t);
+}
+
+static void record_mode(const char *name, const char *groups,
+                        const char *mode, const char *arg,
+                        struct recording *rec, struct target_output *t,
+                        int expect_status)
+{
+    record_program(RECORD_TARGET, name, groups, mode, arg, rec, t,
+                   expect_status);
 }
 
 /*=====   Cases   =====*/
@@ -722,3 +733,90 @@ __attribute__((constructor)) static void setup(void)
 }
 
 TEST_MAIN()
+
+/*=====   The --wrap build: a static program   =====*/
+
+/* record-wrap-target is record-target linked with -static and
+ * flightrec_wrap(): LD_PRELOAD cannot reach it; the recording must hold
+ * the same events. */
+TEST(wrap_io)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-io", "io", "io", scratch, &rec,
+                   &t, 0);
+    CHECK_EQ_U(t.count, 71);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_memory)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-memory", "memory", "memory",
+                   NULL, &rec, &t, 0);
+    check_thread(&rec, &t, "main", rec.pid);
+    CHECK_EQ_U(t.count, 24);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_MALLOC_ENTRY,
+                                FLIGHTREC_EV_MALLOC_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_FREE_ENTRY,
+                                FLIGHTREC_EV_FREE_EXIT), 2);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_locks)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-locks", "locks,threads,process",
+                   "locks", NULL, &rec, &t, 0);
+    /* After the exit status come the calls of exit handlers and destructors:
+     * in a static program libgcc's frame deregistration takes a mutex of
+     * its own.  The program's calls are those before. */
+    size_t end = 0;
+    while (end < rec.count && rec.evs[end].event != FLIGHTREC_EV_FATAL_CODE)
+        end++;
+    CHECK(end < rec.count);
+    CHECK_EQ_U(rec.evs[end].data, 0);
+    rec.count = end;
+    CHECK_EQ_I(t.tid_main, rec.pid);
+    check_thread(&rec, &t, "main", t.tid_main);
+    check_thread(&rec, &t, "t1", t.tid_t1);
+    CHECK_EQ_S(ring_name(&rec, t.tid_t1), "contender");
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_signals)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-signals", "signals,memory",
+                   "signals", NULL, &rec, &t, 0);
+    CHECK_EQ_U(t.count, 8);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+/* exit() and a return from main() (libc's own exit() call, wrapped in a
+ * static program): one FATAL_CODE with the status. */
+TEST(wrap_exit_status)
+{
+    const char *modes[][2] = { { "exit", "7" }, { "return", "5" } };
+    for (size_t i = 0; i < 2; i++) {
+        struct recording rec;
+        struct target_output t;
+        record_program(RECORD_WRAP_TARGET, "wrap-exit", "process",
+                       modes[i][0], modes[i][1], &rec, &t,
+                       atoi(modes[i][1]));
+        CHECK_EQ_U(rec.count, 1);
+        CHECK_EQ_U(rec.evs[0].event, FLIGHTREC_EV_FATAL_CODE);
+        CHECK_EQ_U(rec.evs[0].data, (uint64_t)atoi(modes[i][1]));
+        rec_free(&rec);
+        target_free(&t);
+    }
+}

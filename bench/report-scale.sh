@@ -44,6 +44,6 @@ for n in $sizes; do
         rss=$(median < "$tmp/rss")
         awk -v e="$events" -v c="$cmd" -v cpu="$cpu" -v rss="$rss" -v b="$bytes" \
             'BEGIN { printf "%10d %-12s %10.2f %12.0f %12.1f %10.1f\n", e, c, cpu,
-                     cpu > 0 ? e / cpu : 0, rss / 1024, b / 1048576 }'
+                     (cpu > 0 ? e / cpu : 0), rss / 1024, b / 1048576 }'
     done
 done

@@ -190,7 +190,8 @@ void *WRAPPER(aligned_alloc)(size_t alignment, size_t size)
     return p;
 }
 
-void *WRAPPER(mmap)(void *addr, size_t length, int prot, int flags, int fd, off_t off)
+void *WRAPPER(mmap)(void *addr, size_t length, int prot, int flags, int fd,
+                    off_t off)
 {
     if (!preload_on(GROUP_MEMORY))
         return REAL(mmap)(addr, length, prot, flags, fd, off);
@@ -201,7 +202,8 @@ void *WRAPPER(mmap)(void *addr, size_t length, int prot, int flags, int fd, off_
 }
 
 #if OFF_T_IS_64
-void *WRAPPER(mmap64)(void *addr, size_t length, int prot, int flags, int fd, off_t off)
+void *WRAPPER(mmap64)(void *addr, size_t length, int prot, int flags, int fd,
+                      off_t off)
     __attribute__((alias(WRAPPER_STRING(mmap))));
 #endif
 
@@ -237,7 +239,8 @@ DECLARE_REAL(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *,
                                 socklen_t *));
 DECLARE_REAL(ssize_t, recvmsg, (int, struct msghdr *, int));
 DECLARE_REAL(int, poll, (struct pollfd *, nfds_t, int));
-DECLARE_REAL(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *));
+DECLARE_REAL(int, select,
+             (int, fd_set *, fd_set *, fd_set *, struct timeval *));
 DECLARE_REAL(int, epoll_wait, (int, struct epoll_event *, int, int));
 
 static size_t iov_bytes(const struct iovec *iov, int count)
@@ -271,7 +274,8 @@ int WRAPPER(open)(const char *path, int flags, ...)
     return r;
 }
 
-int WRAPPER(open64)(const char *path, int flags, ...) __attribute__((alias(WRAPPER_STRING(open))));
+int WRAPPER(open64)(const char *path, int flags, ...)
+    __attribute__((alias(WRAPPER_STRING(open))));
 
 int WRAPPER(openat)(int dirfd, const char *path, int flags, ...)
 {
@@ -418,7 +422,7 @@ ssize_t WRAPPER(send)(int fd, const void *buf, size_t n, int flags)
 }
 
 ssize_t WRAPPER(sendto)(int fd, const void *buf, size_t n, int flags,
-               const struct sockaddr *addr, socklen_t len)
+                        const struct sockaddr *addr, socklen_t len)
 {
     if (!preload_on(GROUP_IO))
         return REAL(sendto)(fd, buf, n, flags, addr, len);
@@ -450,7 +454,7 @@ ssize_t WRAPPER(recv)(int fd, void *buf, size_t n, int flags)
 }
 
 ssize_t WRAPPER(recvfrom)(int fd, void *buf, size_t n, int flags,
-                 struct sockaddr *addr, socklen_t *len)
+                          struct sockaddr *addr, socklen_t *len)
 {
     if (!preload_on(GROUP_IO))
         return REAL(recvfrom)(fd, buf, n, flags, addr, len);
@@ -482,7 +486,8 @@ int WRAPPER(poll)(struct pollfd *fds, nfds_t n, int timeout)
     return r;
 }
 
-int WRAPPER(select)(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
+int WRAPPER(select)(int n, fd_set *rd, fd_set *wr, fd_set *ex,
+                    struct timeval *timeout)
 {
     if (!preload_on(GROUP_IO))
         return REAL(select)(n, rd, wr, ex, timeout);
@@ -494,7 +499,8 @@ int WRAPPER(select)(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *t
 
 /* No epoll ids in RTEMS v10: BSD's equivalent, KEVENT (epoll fd), with
  * ARG_2 (maxevents). */
-int WRAPPER(epoll_wait)(int epfd, struct epoll_event *events, int max, int timeout)
+int WRAPPER(epoll_wait)(int epfd, struct epoll_event *events, int max,
+                        int timeout)
 {
     if (!preload_on(GROUP_IO))
         return REAL(epoll_wait)(epfd, events, max, timeout);

@@ -20,7 +20,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-DECLARE_REAL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
+DECLARE_REAL(int, sigaction,
+             (int, const struct sigaction *, struct sigaction *));
 
 /* The program's handler and flags per signal, while the trampoline stands
  * in for it. */
@@ -60,7 +61,8 @@ static void trampoline(int sig, siginfo_t *info, void *context)
     record_signal(FLIGHTREC_EV_INTERRUPT_EXIT, sig);
 }
 
-int WRAPPER(sigaction)(int sig, const struct sigaction *act, struct sigaction *old)
+int WRAPPER(sigaction)(int sig, const struct sigaction *act,
+                       struct sigaction *old)
 {
     if (sig <= 0 || sig >= NSIG)
         return REAL(sigaction)(sig, act, old);

@@ -125,7 +125,7 @@ static void *thread_main(void *p)
 }
 
 int WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
-                   void *(*fn)(void *), void *arg)
+                            void *(*fn)(void *), void *arg)
 {
     if (!preload_on(GROUP_THREADS))
         return REAL(pthread_create)(thread, attr, fn, arg);
@@ -321,7 +321,7 @@ int WRAPPER(pthread_cond_wait)(pthread_cond_t *c, pthread_mutex_t *m)
 }
 
 int WRAPPER(pthread_cond_timedwait)(pthread_cond_t *c, pthread_mutex_t *m,
-                           const struct timespec *abstime)
+                                    const struct timespec *abstime)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_cond_timedwait)(c, m, abstime);

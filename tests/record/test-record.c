@@ -567,13 +567,14 @@ TEST(sigint)
 }
 
 /* A forked child writes FILE.PID; the parent's file has its own events. */
-TEST(fork_child_file)
+/* A forked child writes FILE.PID; each process has its own calls. */
+static void check_fork_child_file(const char *program, const char *name)
 {
     char rec_path[4200], out_path[4200], child_path[4300];
-    snprintf(rec_path, sizeof rec_path, "%s/fork.rec", scratch);
-    snprintf(out_path, sizeof out_path, "%s/fork.out", scratch);
+    snprintf(rec_path, sizeof rec_path, "%s/%s.rec", scratch, name);
+    snprintf(out_path, sizeof out_path, "%s/%s.out", scratch, name);
     const char *args[] = { "-f", "-o", rec_path, "--events", "memory,process",
-                           "--", RECORD_TARGET, "fork", NULL };
+                           "--", program, "fork", NULL };
     int status = run_record(out_path, 0, args);
     CHECK(WIFEXITED(status));
     CHECK_EQ_I(WEXITSTATUS(status), 0);
@@ -619,6 +620,11 @@ TEST(fork_child_file)
     rec_free(&parent);
     rec_free(&child);
     target_free(&t);
+}
+
+TEST(fork_child_file)
+{
+    check_fork_child_file(RECORD_TARGET, "fork");
 }
 
 /* The image after an exec writes FILE.PID; the first image's file ends with
@@ -819,4 +825,9 @@ TEST(wrap_exit_status)
         rec_free(&rec);
         target_free(&t);
     }
+}
+
+TEST(wrap_fork_child_file)
+{
+    check_fork_child_file(RECORD_WRAP_TARGET, "wrap-fork");
 }

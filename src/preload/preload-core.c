@@ -479,16 +479,28 @@ void WRAPPER(exit)(int status)
     REAL(exit)(status);
 }
 
+/* The last drain of _exit() and _Exit(), unless a drain is under way (the
+ * drain thread may hold the lock forever if it was cut short).  The test of
+ * the lock is the library's own: not recorded. */
+static void drain_unless_draining(void)
+{
+    int saved = preload_busy;
+    preload_busy = 1;
+    int idle = pthread_mutex_trylock(&drain_mutex) == 0;
+    if (idle)
+        pthread_mutex_unlock(&drain_mutex);
+    preload_busy = saved;
+    if (idle)
+        drain_now();
+}
+
 /* _exit() skips atexit handlers: drain here.  A vfork child shares our
  * memory and must not touch the recorder. */
 void WRAPPER(_exit)(int status)
 {
     if (getpid() == cached_pid) {
         record_exit(status);
-        if (pthread_mutex_trylock(&drain_mutex) == 0) {
-            pthread_mutex_unlock(&drain_mutex);
-            drain_now();
-        }
+        drain_unless_draining();
     }
     REAL(_exit)(status);
 }
@@ -497,10 +509,7 @@ void WRAPPER(_Exit)(int status)
 {
     if (getpid() == cached_pid) {
         record_exit(status);
-        if (pthread_mutex_trylock(&drain_mutex) == 0) {
-            pthread_mutex_unlock(&drain_mutex);
-            drain_now();
-        }
+        drain_unless_draining();
     }
     REAL(_Exit)(status);
 }

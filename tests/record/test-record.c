@@ -809,9 +809,22 @@ TEST(wrap_signals)
 }
 
 /* exit() and a return from main() (libc's own exit() call, wrapped in a
- * static program): one FATAL_CODE with the status. */
+ * static program): one FATAL_CODE with the status.  With locks on, what
+ * follows it is the exit handlers' own locking (libgcc's lock of its frame
+ * tables: one mutex), never the library's test of its drain lock. */
 TEST(wrap_exit_status)
 {
+    struct recording locks;
+    struct target_output lt;
+    record_program(RECORD_WRAP_TARGET, "wrap-exit-locks", "process,locks",
+                   "exit", "3", &locks, &lt, 3);
+    CHECK(locks.count >= 1);
+    CHECK_EQ_U(locks.evs[0].event, FLIGHTREC_EV_FATAL_CODE);
+    for (size_t i = 1; i < locks.count; i++)
+        CHECK_EQ_U(locks.evs[i].data, locks.evs[1].data);
+    rec_free(&locks);
+    target_free(&lt);
+
     const char *modes[][2] = { { "exit", "7" }, { "return", "5" } };
     for (size_t i = 0; i < 2; i++) {
         struct recording rec;

@@ -24,7 +24,7 @@ total() { sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$1"; }
 # second thread: the library's constructor starts it before main) or of
 # all others.
 thread_sum() {
-    for f in "$tmp"/rec.$1-*; do
+    for f in "$tmp/rec.$1"-*; do
         n=${f##*-}
         v=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p;s/^totals: *\([0-9]*\).*/\1/p' "$f" | head -n 1)
         echo "$n $v"

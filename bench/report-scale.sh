@@ -10,7 +10,7 @@
 set -eu
 build=${1:?usage: report-scale.sh BUILD_DIR [RUNS [N...]]}
 runs=${2:-3}
-[ $# -ge 2 ] && shift 2 || shift $#
+if [ $# -ge 2 ]; then shift 2; else shift $#; fi
 sizes=${*:-1000000 4000000 16000000}
 flightrec=$build/tools/flightrec/flightrec
 gen=$build/bench/bench-report-gen

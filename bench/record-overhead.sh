@@ -3,30 +3,51 @@
 # Overhead of `flightrec record` on a lock-heavy and a malloc-heavy workload:
 # each workload plain, under `flightrec record`, and, where installed, under
 # LTTng-UST's libc/pthread wrappers (recording into a session), ltrace and
-# uftrace.  Runs are interleaved; the median of RUNS is reported as ns per
-# iteration and as a ratio to plain, all from the same run.
+# uftrace.  Runs are interleaved; the median of RUNS is reported, all from
+# the same run, as wall time per iteration and its ratio to plain, and as
+# the process's CPU time per iteration (all its threads: the workload's, and
+# a tracer's own in-process threads such as flightrec's drain thread), its
+# ratio to plain and the CPU time added per wrapped call.  CPU time is the
+# figure to trust on a loaded machine: waiting for a CPU does not count.
+# LTTng's consumer daemon and uftrace's writer are other processes, whose
+# CPU time does not count either.
 #
 #   bench/record-overhead.sh BUILD_DIR [RUNS] [ITERATIONS]
+#
+# FLIGHTREC_PRELOAD_B=PATH adds a column "record-b": `flightrec record` with
+# another build of libflightrec-preload.so (before/after in one run).
+# Packages: scripts/install-deps.sh all (liblttng-ust-dev, lttng-tools,
+# ltrace, uftrace).
 set -eu
 
 build=${1:?usage: record-overhead.sh BUILD_DIR [RUNS] [ITERATIONS]}
 runs=${2:-5}
-iterations=${3:-200000}
+iterations=${3:-1000000}
 workload=$build/bench/bench-record-workload
 flightrec=$build/tools/flightrec/flightrec
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; [ -n "${lttng_started:-}" ] && lttng destroy -a >/dev/null 2>&1 || true' EXIT
+sessiond=
+cleanup() {
+    if [ -n "${lttng_started:-}" ]; then
+        lttng destroy rec-bench-$$ >/dev/null 2>&1 || true
+    fi
+    if [ -n "$sessiond" ]; then kill "$sessiond" 2>/dev/null || true; fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 libdir=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 lttng_libc=$(ls "$libdir"/liblttng-ust-libc-wrapper.so* 2>/dev/null | head -n 1 || true)
 lttng_pthread=$(ls "$libdir"/liblttng-ust-pthread-wrapper.so* 2>/dev/null | head -n 1 || true)
 
 tools="plain record"
+[ -n "${FLIGHTREC_PRELOAD_B:-}" ] && tools="$tools record-b"
 if [ -n "$lttng_libc" ] && [ -n "$lttng_pthread" ] && command -v lttng >/dev/null; then
     if ! lttng list >/dev/null 2>&1; then
         lttng-sessiond --daemonize >/dev/null 2>&1 || true
+        sessiond=$(pgrep -o -x -u "$(id -u)" lttng-sessiond || true)
     fi
-    if lttng create rec-bench --output="$tmp/lttng" >/dev/null 2>&1 &&
+    if lttng create rec-bench-$$ --output="$tmp/lttng" >/dev/null 2>&1 &&
        lttng enable-event -u 'lttng_ust_libc:*' >/dev/null 2>&1 &&
        lttng enable-event -u 'lttng_ust_pthread:*' >/dev/null 2>&1 &&
        lttng start >/dev/null 2>&1; then
@@ -38,46 +59,60 @@ if [ -n "$lttng_libc" ] && [ -n "$lttng_pthread" ] && command -v lttng >/dev/nul
 else
     echo "lttng: liblttng-ust1 and lttng-tools not installed; skipped" >&2
 fi
-command -v ltrace >/dev/null && tools="$tools ltrace" ||
-    echo "ltrace: not installed; skipped" >&2
-command -v uftrace >/dev/null && tools="$tools uftrace" ||
-    echo "uftrace: not installed; skipped" >&2
+if command -v ltrace >/dev/null; then tools="$tools ltrace"; else
+    echo "ltrace: not installed; skipped" >&2; fi
+if command -v uftrace >/dev/null; then tools="$tools uftrace"; else
+    echo "uftrace: not installed; skipped" >&2; fi
 
-# run TOOL MODE: prints ns/op of one run.
+# run TOOL MODE: the workload's output ("ns/op N", "calls/op N") of one run.
 run() {
     case $1 in
     plain) "$workload" "$2" "$iterations" ;;
     record) "$flightrec" -q record -f -o "$tmp/w.rec" --events locks,memory,threads \
                 -- "$workload" "$2" "$iterations" ;;
+    record-b) FLIGHTREC_PRELOAD=$FLIGHTREC_PRELOAD_B "$flightrec" -q record -f \
+                  -o "$tmp/w.rec" --events locks,memory,threads \
+                  -- "$workload" "$2" "$iterations" ;;
     lttng) LD_PRELOAD="$lttng_libc:$lttng_pthread" "$workload" "$2" "$iterations" ;;
-    # ltrace stops at every call: a hundredth of the iterations (the
-    # figure is per iteration all the same).
+    # ltrace stops at every call: a thousandth of the iterations (the
+    # figures are per iteration all the same).
     ltrace) ltrace -f -o "$tmp/ltrace.out" -e malloc+free+pthread_mutex_lock+pthread_mutex_unlock \
-                "$workload" "$2" $((iterations / 100)) ;;
+                "$workload" "$2" $((iterations / 1000)) ;;
     uftrace) uftrace record -d "$tmp/uftrace.data" --force \
                  "$workload" "$2" "$iterations" ;;
-    esac | awk '/^ns\/op/ { print $2 }'
+    esac
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+printf '%-7s %-8s %12s %8s %12s %8s %14s\n' workload tool "wall ns/it" ratio \
+    "cpu ns/it" ratio "cpu ns/call+"
 for mode in locks malloc; do
-    for tool in $tools; do : > "$tmp/$tool.$mode"; done
+    for tool in $tools; do : > "$tmp/$tool.$mode"; : > "$tmp/$tool.$mode.cpu"; done
+    calls=
     i=0
     while [ $i -lt "$runs" ]; do
         for tool in $tools; do
-            run "$tool" "$mode" >> "$tmp/$tool.$mode" || true
+            out=$(run "$tool" "$mode" 2>/dev/null || true)
+            echo "$out" | awk '/^ns\/op/ { print $2 }' >> "$tmp/$tool.$mode"
+            echo "$out" | awk '/^cpu-ns\/op/ { print $2 }' >> "$tmp/$tool.$mode.cpu"
+            c=$(echo "$out" | awk '/^calls\/op/ { print $2 }')
+            [ -n "$c" ] && calls=$c
         done
         i=$((i + 1))
     done
     plain=$(median < "$tmp/plain.$mode")
+    plain_cpu=$(median < "$tmp/plain.$mode.cpu")
     for tool in $tools; do
         m=$(median < "$tmp/$tool.$mode")
-        if [ -z "$m" ]; then
+        mc=$(median < "$tmp/$tool.$mode.cpu")
+        if [ -z "$m" ] || [ -z "$mc" ] || [ -z "$plain" ]; then
             printf '%-7s %-8s failed\n' "$mode" "$tool"
             continue
         fi
-        awk -v mode="$mode" -v tool="$tool" -v m="$m" -v p="$plain" \
-            'BEGIN { printf "%-7s %-8s %10.1f ns/iteration  %6.2fx\n", mode, tool, m, m / p }'
+        awk -v mode="$mode" -v tool="$tool" -v m="$m" -v p="$plain" -v mc="$mc" \
+            -v pc="$plain_cpu" -v c="$calls" 'BEGIN {
+                printf "%-7s %-8s %12.1f %7.2fx %12.1f %7.2fx %14.1f\n", mode, tool,
+                       m, m / p, mc, mc / pc, (mc - pc) / c }'
     done
 done

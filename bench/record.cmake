@@ -7,3 +7,6 @@ if(FLIGHTREC_SANITIZE)
   target_compile_options(bench-record-workload PRIVATE -fno-sanitize=all)
   target_link_options(bench-record-workload PRIVATE -fno-sanitize=all)
 endif()
+# bench-report-gen: recordings of N events for report-scale.sh.
+add_executable(bench-report-gen bench-report-gen.c)
+target_link_libraries(bench-report-gen PRIVATE flightrec_static)

@@ -30,7 +30,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#if defined(FLIGHTREC_WRAP_BUILD)
+/* Linked in, the wrappers also see libc's own start-up (its calls are
+ * wrapped too in a static program): recording starts with the constructor,
+ * before main(). */
+unsigned preload_groups = 0;
+/* The groups recorded when FLIGHTREC_GROUPS is not set: flightrec_wrap()
+ * defines it for the program it links (cmake/FlightrecWrap.cmake). */
+extern unsigned flightrec_wrap_groups;
+__attribute__((weak)) unsigned flightrec_wrap_groups = GROUP_ALL;
+#define DEFAULT_GROUPS (flightrec_wrap_groups & GROUP_ALL)
+#else
 unsigned preload_groups = GROUP_ALL;
+#define DEFAULT_GROUPS GROUP_ALL
+#endif
 _Thread_local int preload_busy __attribute__((tls_model("initial-exec")));
 static _Thread_local int cached_tid __attribute__((tls_model("initial-exec")));
 
@@ -48,23 +61,27 @@ static volatile sig_atomic_t ending_signal;
 /* Set by the process's last drains (exit, _exit): the drain thread writes no
  * more, so that the end of the process never cuts one of its writes. */
 static int process_ending;
+/* The exit status is recorded once per process: exit() ends in _exit(),
+ * which a static program's libc calls through the --wrap wrapper too. */
+static int status_recorded;
 
-static int (*real_close)(int);
-static int (*real_dup2)(int, int);
-static int (*real_dup3)(int, int, int);
-static int (*real_close_range)(unsigned, unsigned, int);
-static void (*real_closefrom)(int);
-static pid_t (*real_fork)(void);
-static void (*real_exit)(int) __attribute__((noreturn));
-static void (*real__exit)(int) __attribute__((noreturn));
-static void (*real__Exit)(int) __attribute__((noreturn));
-static int (*real_execve)(const char *, char *const[], char *const[]);
-static int (*real_execv)(const char *, char *const[]);
-static int (*real_execvp)(const char *, char *const[]);
-static int (*real_execvpe)(const char *, char *const[], char *const[]);
-static int (*real___libc_start_main)(int (*)(int, char **, char **), int,
-                                     char **, void (*)(void), void (*)(void),
-                                     void (*)(void), void *);
+DECLARE_REAL(int, close, (int));
+DECLARE_REAL(int, dup2, (int, int));
+DECLARE_REAL(int, dup3, (int, int, int));
+DECLARE_REAL(int, close_range, (unsigned, unsigned, int));
+DECLARE_REAL(pid_t, fork, (void));
+DECLARE_REAL(void, exit, (int)) __attribute__((noreturn));
+DECLARE_REAL(void, _exit, (int)) __attribute__((noreturn));
+DECLARE_REAL(void, _Exit, (int)) __attribute__((noreturn));
+DECLARE_REAL(int, execve, (const char *, char *const[], char *const[]));
+DECLARE_REAL(int, execv, (const char *, char *const[]));
+DECLARE_REAL(int, execvp, (const char *, char *const[]));
+DECLARE_REAL(int, execvpe, (const char *, char *const[], char *const[]));
+#if !defined(FLIGHTREC_WRAP_BUILD)
+DECLARE_REAL(int, __libc_start_main, (int (*)(int, char **, char **), int,
+                                      char **, void (*)(void), void (*)(void),
+                                      void (*)(void), void *));
+#endif
 
 static void say(const char *text)
 {
@@ -73,6 +90,7 @@ static void say(const char *text)
     (void)r;
 }
 
+#if !defined(FLIGHTREC_WRAP_BUILD)
 void *preload_resolve(const char *name)
 {
     int saved = preload_busy;
@@ -94,6 +112,7 @@ void *preload_resolve_into(void *slot, const char *name)
     memcpy(slot, &fn, sizeof fn);
     return fn;
 }
+#endif
 
 int preload_tid(void)
 {
@@ -357,15 +376,20 @@ __attribute__((constructor)) static void preload_init(void)
     preload_busy = 1;
     cached_pid = getpid();
     const char *text = getenv("FLIGHTREC_GROUPS");
-    unsigned groups = GROUP_ALL;
+    unsigned groups = DEFAULT_GROUPS;
     if (text != NULL && groups_from_text(text, &groups) != 0) {
         say("flightrec preload: FLIGHTREC_GROUPS: unknown group (threads, "
             "locks, memory, io, process, signals, all, none)\n");
         groups = 0;
     }
     open_recording();
+#if !defined(FLIGHTREC_WRAP_BUILD)
     if (record_fd < 0)
         groups = 0;
+#else
+    /* Linked in (--wrap), without `flightrec record`: the wrappers record
+     * into the rings all the same, for the program's own drain or dump. */
+#endif
     preload_groups = groups;
     /* The calibration wait belongs to start-up, not to the first drain. */
     (void)flightrec_counter_frequency();
@@ -409,6 +433,7 @@ void preload_after_fork_child(void)
     drain_started = 0;
     ending_signal = 0;
     process_ending = 0;
+    status_recorded = 0;
     if (record_fd >= 0) {
         REAL(close)(record_fd);
         record_fd = move_high(open_own_file());
@@ -420,7 +445,7 @@ void preload_after_fork_child(void)
     preload_busy = 0;
 }
 
-pid_t fork(void)
+pid_t WRAPPER(fork)(void)
 {
     int on = preload_on(GROUP_PROCESS);
     if (on)
@@ -433,7 +458,7 @@ pid_t fork(void)
         preload_after_fork_parent();
     }
     if (on)
-        rec2(FLIGHTREC_EV_FUNCTION_EXIT, (uintptr_t)real_fork,
+        rec2(FLIGHTREC_EV_FUNCTION_EXIT, (uintptr_t)REAL(fork),
              FLIGHTREC_EV_RETURN_0, (uintptr_t)(intptr_t)pid);
     return pid;
 }
@@ -442,42 +467,54 @@ pid_t fork(void)
 
 static void record_exit(int status)
 {
-    if (preload_on(GROUP_PROCESS))
+    if (!status_recorded && preload_on(GROUP_PROCESS)) {
+        status_recorded = 1;
         rec1(FLIGHTREC_EV_FATAL_CODE, (uintptr_t)(unsigned)status);
+    }
 }
 
-void exit(int status)
+void WRAPPER(exit)(int status)
 {
     record_exit(status);
     REAL(exit)(status);
 }
 
+/* The last drain of _exit() and _Exit(), unless a drain is under way (the
+ * drain thread may hold the lock forever if it was cut short).  The test of
+ * the lock is the library's own: not recorded. */
+static void drain_unless_draining(void)
+{
+    int saved = preload_busy;
+    preload_busy = 1;
+    int idle = pthread_mutex_trylock(&drain_mutex) == 0;
+    if (idle)
+        pthread_mutex_unlock(&drain_mutex);
+    preload_busy = saved;
+    if (idle)
+        drain_now();
+}
+
 /* _exit() skips atexit handlers: drain here.  A vfork child shares our
  * memory and must not touch the recorder. */
-void _exit(int status)
+void WRAPPER(_exit)(int status)
 {
     if (getpid() == cached_pid) {
         record_exit(status);
-        if (pthread_mutex_trylock(&drain_mutex) == 0) {
-            pthread_mutex_unlock(&drain_mutex);
-            drain_now();
-        }
+        drain_unless_draining();
     }
     REAL(_exit)(status);
 }
 
-void _Exit(int status)
+void WRAPPER(_Exit)(int status)
 {
     if (getpid() == cached_pid) {
         record_exit(status);
-        if (pthread_mutex_trylock(&drain_mutex) == 0) {
-            pthread_mutex_unlock(&drain_mutex);
-            drain_now();
-        }
+        drain_unless_draining();
     }
     REAL(_Exit)(status);
 }
 
+#if !defined(FLIGHTREC_WRAP_BUILD)
 /* A program that returns from main() exits through libc's internal exit():
  * wrap main to see its status. */
 static int (*program_main)(int, char **, char **);
@@ -501,6 +538,7 @@ int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
     return REAL(__libc_start_main)(main_wrapper, argc, argv, init, fini,
                                    rtld_fini, stack_end);
 }
+#endif
 
 /*=====   exec   =====*/
 
@@ -530,39 +568,39 @@ static void after_failed_exec(void *fn)
              (uintptr_t)-1, FLIGHTREC_EV_ERRNO, (uintptr_t)errno);
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+int WRAPPER(execve)(const char *path, char *const argv[], char *const envp[])
 {
     int ours = before_exec((void *)REAL(execve));
-    int r = real_execve(path, argv, envp);
+    int r = REAL(execve)(path, argv, envp);
     if (ours)
-        after_failed_exec((void *)real_execve);
+        after_failed_exec((void *)REAL(execve));
     return r;
 }
 
-int execv(const char *path, char *const argv[])
+int WRAPPER(execv)(const char *path, char *const argv[])
 {
     int ours = before_exec((void *)REAL(execv));
-    int r = real_execv(path, argv);
+    int r = REAL(execv)(path, argv);
     if (ours)
-        after_failed_exec((void *)real_execv);
+        after_failed_exec((void *)REAL(execv));
     return r;
 }
 
-int execvp(const char *file, char *const argv[])
+int WRAPPER(execvp)(const char *file, char *const argv[])
 {
     int ours = before_exec((void *)REAL(execvp));
-    int r = real_execvp(file, argv);
+    int r = REAL(execvp)(file, argv);
     if (ours)
-        after_failed_exec((void *)real_execvp);
+        after_failed_exec((void *)REAL(execvp));
     return r;
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+int WRAPPER(execvpe)(const char *file, char *const argv[], char *const envp[])
 {
     int ours = before_exec((void *)REAL(execvpe));
-    int r = real_execvpe(file, argv, envp);
+    int r = REAL(execvpe)(file, argv, envp);
     if (ours)
-        after_failed_exec((void *)real_execvpe);
+        after_failed_exec((void *)REAL(execvpe));
     return r;
 }
 
@@ -579,34 +617,34 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
     for (size_t i_ = 1; i_ <= argc_; i_++)                                \
         argv[i_] = va_arg(ap, char *);
 
-int execl(const char *path, const char *arg, ...)
+int WRAPPER(execl)(const char *path, const char *arg, ...)
 {
     va_list ap;
     COLLECT_ARGS(arg, ap, argv)
     va_end(ap);
-    return execv(path, argv);
+    return WRAPPER(execv)(path, argv);
 }
 
-int execlp(const char *file, const char *arg, ...)
+int WRAPPER(execlp)(const char *file, const char *arg, ...)
 {
     va_list ap;
     COLLECT_ARGS(arg, ap, argv)
     va_end(ap);
-    return execvp(file, argv);
+    return WRAPPER(execvp)(file, argv);
 }
 
-int execle(const char *path, const char *arg, ...)
+int WRAPPER(execle)(const char *path, const char *arg, ...)
 {
     va_list ap;
     COLLECT_ARGS(arg, ap, argv)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    return execve(path, argv, envp);
+    return WRAPPER(execve)(path, argv, envp);
 }
 
 /*=====   Descriptors the program must not take from us   =====*/
 
-int close(int fd)
+int WRAPPER(close)(int fd)
 {
     if (preload_owns_fd(fd))
         return 0; /* a program closing all descriptors keeps recording */
@@ -619,14 +657,14 @@ int close(int fd)
     return r;
 }
 
-int dup2(int oldfd, int newfd)
+int WRAPPER(dup2)(int oldfd, int newfd)
 {
     if (preload_owns_fd(newfd))
         preload_vacate_fd(newfd);
     return REAL(dup2)(oldfd, newfd);
 }
 
-int dup3(int oldfd, int newfd, int flags)
+int WRAPPER(dup3)(int oldfd, int newfd, int flags)
 {
     if (preload_owns_fd(newfd))
         preload_vacate_fd(newfd);
@@ -634,7 +672,7 @@ int dup3(int oldfd, int newfd, int flags)
 }
 
 /* Closes [first, last] except our descriptors. */
-int close_range(unsigned first, unsigned last, int flags)
+int WRAPPER(close_range)(unsigned first, unsigned last, int flags)
 {
     int ours[3] = { record_fd, wake_fd[0], wake_fd[1] };
     unsigned from = first;
@@ -659,10 +697,9 @@ int close_range(unsigned first, unsigned last, int flags)
     }
 }
 
-void closefrom(int lowfd)
+void WRAPPER(closefrom)(int lowfd)
 {
     if (lowfd < 0)
         lowfd = 0;
-    (void)close_range((unsigned)lowfd, ~0u, 0);
-    (void)real_closefrom;
+    (void)WRAPPER(close_range)((unsigned)lowfd, ~0u, 0);
 }

@@ -28,7 +28,8 @@ enum {
     GROUP_ALL = (1u << 6) - 1
 };
 
-/** Groups in force; all until the constructor has read the environment. */
+/** Groups in force; until the constructor has read the environment, all
+ * (preload) or none (--wrap: libc's own start-up is not the program's). */
 extern unsigned preload_groups;
 
 /** Set while this thread runs the recorder (a wrapper's own bookkeeping, the
@@ -85,6 +86,42 @@ static inline void rec_result(uint32_t event, long result)
         rec1(event, (uintptr_t)result);
 }
 
+static inline void rec4(uint32_t e0, uintptr_t d0, uint32_t e1, uintptr_t d1,
+                        uint32_t e2, uintptr_t d2, uint32_t e3, uintptr_t d3)
+{
+    int saved = errno;
+    struct flightrec_item_in items[4] = {
+        { e0, d0 }, { e1, d1 }, { e2, d2 }, { e3, d3 }
+    };
+    preload_busy = 1;
+    flightrec_produce_n(items, 4);
+    preload_busy = 0;
+    errno = saved;
+}
+
+/*
+ * One source, two builds.  The preload library (LD_PRELOAD) defines the
+ * functions under their own names and calls the next definition, found with
+ * dlsym(RTLD_NEXT).  The --wrap library (FLIGHTREC_WRAP_BUILD, linked with
+ * -Wl,--wrap=NAME, docs/record.md) defines __wrap_NAME and calls
+ * __real_NAME, which the linker binds to the real function.
+ *
+ * WRAPPER(name) is the name a wrapper is defined under, REAL(name) the
+ * function it hides, DECLARE_REAL(type, name, params) declares the latter.
+ */
+#if defined(FLIGHTREC_WRAP_BUILD)
+/* The __wrap_ definitions have no prototypes anywhere: the linker is
+ * their only caller. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#define WRAPPER(name) __wrap_##name
+#define WRAPPER_STRING(name) "__wrap_" #name
+#define DECLARE_REAL(type, name, params) type __real_##name params
+#define REAL(name) __real_##name
+#else
+#define WRAPPER(name) name
+#define WRAPPER_STRING(name) #name
+#define DECLARE_REAL(type, name, params) static type(*real_##name) params
+
 /** Looks up the next definition of @a name (the one the wrapper hides);
  * aborts with a message when there is none. */
 void *preload_resolve(const char *name);
@@ -95,6 +132,7 @@ void *preload_resolve_into(void *slot, const char *name);
 #define REAL(name) \
     (real_##name != NULL ? real_##name \
      : (__typeof__(real_##name))preload_resolve_into(&real_##name, #name))
+#endif
 
 /** This thread's kernel thread id (cached). */
 int preload_tid(void);

@@ -36,19 +36,18 @@
 
 /*=====   Memory   =====*/
 
-static void *(*real_malloc)(size_t);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static void (*real_free)(void *);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
+DECLARE_REAL(void *, malloc, (size_t));
+DECLARE_REAL(void *, calloc, (size_t, size_t));
+DECLARE_REAL(void *, realloc, (void *, size_t));
+DECLARE_REAL(void, free, (void *));
+DECLARE_REAL(int, posix_memalign, (void **, size_t, size_t));
+DECLARE_REAL(void *, aligned_alloc, (size_t, size_t));
+DECLARE_REAL(void *, mmap, (void *, size_t, int, int, int, off_t));
+DECLARE_REAL(int, munmap, (void *, size_t));
 
 #define ARENA_SIZE (64u * 1024u)
 static _Alignas(16) unsigned char arena[ARENA_SIZE];
 static _Atomic size_t arena_used;
-static _Atomic int allocator_resolving;
 
 static int in_arena(const void *p)
 {
@@ -74,12 +73,17 @@ static size_t arena_size(const void *p)
     return size;
 }
 
+#if defined(FLIGHTREC_WRAP_BUILD)
+/* The linker has bound the real allocator: nothing to resolve. */
+#define allocator_ready() 1
+#define REAL_ALLOC(name) __real_##name
+#else
+static _Atomic int allocator_resolving;
+
 /* Resolves the four together; allocations dlsym makes meanwhile come from
  * the arena.  Returns 0 while resolving is under way. */
-static int allocator_ready(void)
+static __attribute__((noinline, cold)) int allocator_resolve(void)
 {
-    if (real_free != NULL)
-        return 1;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&allocator_resolving, &expected, 1))
         return 0;
@@ -94,19 +98,29 @@ static int allocator_ready(void)
     return 1;
 }
 
-void *malloc(size_t size)
+/* Inline: every allocator call asks. */
+static inline int allocator_ready(void)
+{
+    return FLIGHTREC_LIKELY(real_free != NULL) ? 1 : allocator_resolve();
+}
+
+/* The allocator's functions once allocator_ready(). */
+#define REAL_ALLOC(name) real_##name
+#endif
+
+void *WRAPPER(malloc)(size_t size)
 {
     if (FLIGHTREC_UNLIKELY(!allocator_ready()))
         return arena_alloc(size);
     if (!preload_on(GROUP_MEMORY))
-        return real_malloc(size);
-    rec1(FLIGHTREC_EV_MALLOC_ENTRY, size);
-    void *p = real_malloc(size);
-    rec1(FLIGHTREC_EV_MALLOC_EXIT, (uintptr_t)p);
+        return REAL_ALLOC(malloc)(size);
+    void *p = REAL_ALLOC(malloc)(size);
+    rec2(FLIGHTREC_EV_MALLOC_ENTRY, size, FLIGHTREC_EV_MALLOC_EXIT,
+         (uintptr_t)p);
     return p;
 }
 
-void *calloc(size_t n, size_t size)
+void *WRAPPER(calloc)(size_t n, size_t size)
 {
     if (FLIGHTREC_UNLIKELY(!allocator_ready())) {
         if (size != 0 && n > SIZE_MAX / size)
@@ -114,14 +128,14 @@ void *calloc(size_t n, size_t size)
         return arena_alloc(n * size); /* static memory is zero */
     }
     if (!preload_on(GROUP_MEMORY))
-        return real_calloc(n, size);
-    rec2(FLIGHTREC_EV_CALLOC_ENTRY, n, FLIGHTREC_EV_ARG_1, size);
-    void *p = real_calloc(n, size);
-    rec1(FLIGHTREC_EV_CALLOC_EXIT, (uintptr_t)p);
+        return REAL_ALLOC(calloc)(n, size);
+    void *p = REAL_ALLOC(calloc)(n, size);
+    rec3(FLIGHTREC_EV_CALLOC_ENTRY, n, FLIGHTREC_EV_ARG_1, size,
+         FLIGHTREC_EV_CALLOC_EXIT, (uintptr_t)p);
     return p;
 }
 
-void *realloc(void *old, size_t size)
+void *WRAPPER(realloc)(void *old, size_t size)
 {
     if (FLIGHTREC_UNLIKELY(old != NULL && in_arena(old))) {
         void *p = malloc(size);
@@ -134,50 +148,50 @@ void *realloc(void *old, size_t size)
     if (FLIGHTREC_UNLIKELY(!allocator_ready()))
         return arena_alloc(size);
     if (!preload_on(GROUP_MEMORY))
-        return real_realloc(old, size);
+        return REAL_ALLOC(realloc)(old, size);
     rec2(FLIGHTREC_EV_REALLOC_ENTRY, (uintptr_t)old, FLIGHTREC_EV_ARG_1, size);
-    void *p = real_realloc(old, size);
+    void *p = REAL_ALLOC(realloc)(old, size);
     rec1(FLIGHTREC_EV_REALLOC_EXIT, (uintptr_t)p);
     return p;
 }
 
-void free(void *p)
+void WRAPPER(free)(void *p)
 {
     if (FLIGHTREC_UNLIKELY(p != NULL && in_arena(p)))
         return;
     if (FLIGHTREC_UNLIKELY(!allocator_ready()))
         return; /* nothing but the arena exists yet */
     if (!preload_on(GROUP_MEMORY)) {
-        real_free(p);
+        REAL_ALLOC(free)(p);
         return;
     }
-    rec1(FLIGHTREC_EV_FREE_ENTRY, (uintptr_t)p);
-    real_free(p);
-    rec1(FLIGHTREC_EV_FREE_EXIT, 0);
+    rec2(FLIGHTREC_EV_FREE_ENTRY, (uintptr_t)p, FLIGHTREC_EV_FREE_EXIT, 0);
+    REAL_ALLOC(free)(p);
 }
 
-int posix_memalign(void **out, size_t alignment, size_t size)
+int WRAPPER(posix_memalign)(void **out, size_t alignment, size_t size)
 {
     if (!preload_on(GROUP_MEMORY))
         return REAL(posix_memalign)(out, alignment, size);
-    rec2(FLIGHTREC_EV_POSIX_MEMALIGN_ENTRY, alignment, FLIGHTREC_EV_ARG_2, size);
     int r = REAL(posix_memalign)(out, alignment, size);
-    rec2(FLIGHTREC_EV_POSIX_MEMALIGN_EXIT, r == 0 ? (uintptr_t)*out : 0,
+    rec4(FLIGHTREC_EV_POSIX_MEMALIGN_ENTRY, alignment, FLIGHTREC_EV_ARG_2, size,
+         FLIGHTREC_EV_POSIX_MEMALIGN_EXIT, r == 0 ? (uintptr_t)*out : 0,
          FLIGHTREC_EV_RETURN_0, (uintptr_t)r);
     return r;
 }
 
-void *aligned_alloc(size_t alignment, size_t size)
+void *WRAPPER(aligned_alloc)(size_t alignment, size_t size)
 {
     if (!preload_on(GROUP_MEMORY))
         return REAL(aligned_alloc)(alignment, size);
-    rec2(FLIGHTREC_EV_ALIGNED_ALLOC_ENTRY, alignment, FLIGHTREC_EV_ARG_1, size);
     void *p = REAL(aligned_alloc)(alignment, size);
-    rec1(FLIGHTREC_EV_ALIGNED_ALLOC_EXIT, (uintptr_t)p);
+    rec3(FLIGHTREC_EV_ALIGNED_ALLOC_ENTRY, alignment, FLIGHTREC_EV_ARG_1, size,
+         FLIGHTREC_EV_ALIGNED_ALLOC_EXIT, (uintptr_t)p);
     return p;
 }
 
-void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t off)
+void *WRAPPER(mmap)(void *addr, size_t length, int prot, int flags, int fd,
+                    off_t off)
 {
     if (!preload_on(GROUP_MEMORY))
         return REAL(mmap)(addr, length, prot, flags, fd, off);
@@ -188,12 +202,13 @@ void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t off)
 }
 
 #if OFF_T_IS_64
-void *mmap64(void *addr, size_t length, int prot, int flags, int fd, off_t off)
-    __attribute__((alias("mmap")));
+void *WRAPPER(mmap64)(void *addr, size_t length, int prot, int flags, int fd,
+                      off_t off)
+    __attribute__((alias(WRAPPER_STRING(mmap))));
 #endif
 
 /* No munmap ids in RTEMS v10: PAGE_FREE (address) with ARG_1 (length). */
-int munmap(void *addr, size_t length)
+int WRAPPER(munmap)(void *addr, size_t length)
 {
     if (!preload_on(GROUP_MEMORY))
         return REAL(munmap)(addr, length);
@@ -203,29 +218,30 @@ int munmap(void *addr, size_t length)
 
 /*=====   I/O   =====*/
 
-static int (*real_open)(const char *, int, ...);
-static int (*real_openat)(int, const char *, int, ...);
-static ssize_t (*real_read)(int, void *, size_t);
-static ssize_t (*real_write)(int, const void *, size_t);
-static ssize_t (*real_pread)(int, void *, size_t, off_t);
-static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
-static ssize_t (*real_readv)(int, const struct iovec *, int);
-static ssize_t (*real_writev)(int, const struct iovec *, int);
-static int (*real_socket)(int, int, int);
-static int (*real_accept)(int, struct sockaddr *, socklen_t *);
-static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
-static int (*real_connect)(int, const struct sockaddr *, socklen_t);
-static ssize_t (*real_send)(int, const void *, size_t, int);
-static ssize_t (*real_sendto)(int, const void *, size_t, int,
-                              const struct sockaddr *, socklen_t);
-static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
-static ssize_t (*real_recv)(int, void *, size_t, int);
-static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *,
-                                socklen_t *);
-static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
-static int (*real_poll)(struct pollfd *, nfds_t, int);
-static int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
-static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+DECLARE_REAL(int, open, (const char *, int, ...));
+DECLARE_REAL(int, openat, (int, const char *, int, ...));
+DECLARE_REAL(ssize_t, read, (int, void *, size_t));
+DECLARE_REAL(ssize_t, write, (int, const void *, size_t));
+DECLARE_REAL(ssize_t, pread, (int, void *, size_t, off_t));
+DECLARE_REAL(ssize_t, pwrite, (int, const void *, size_t, off_t));
+DECLARE_REAL(ssize_t, readv, (int, const struct iovec *, int));
+DECLARE_REAL(ssize_t, writev, (int, const struct iovec *, int));
+DECLARE_REAL(int, socket, (int, int, int));
+DECLARE_REAL(int, accept, (int, struct sockaddr *, socklen_t *));
+DECLARE_REAL(int, accept4, (int, struct sockaddr *, socklen_t *, int));
+DECLARE_REAL(int, connect, (int, const struct sockaddr *, socklen_t));
+DECLARE_REAL(ssize_t, send, (int, const void *, size_t, int));
+DECLARE_REAL(ssize_t, sendto, (int, const void *, size_t, int,
+                              const struct sockaddr *, socklen_t));
+DECLARE_REAL(ssize_t, sendmsg, (int, const struct msghdr *, int));
+DECLARE_REAL(ssize_t, recv, (int, void *, size_t, int));
+DECLARE_REAL(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *,
+                                socklen_t *));
+DECLARE_REAL(ssize_t, recvmsg, (int, struct msghdr *, int));
+DECLARE_REAL(int, poll, (struct pollfd *, nfds_t, int));
+DECLARE_REAL(int, select,
+             (int, fd_set *, fd_set *, fd_set *, struct timeval *));
+DECLARE_REAL(int, epoll_wait, (int, struct epoll_event *, int, int));
 
 static size_t iov_bytes(const struct iovec *iov, int count)
 {
@@ -243,7 +259,7 @@ static int open_mode(int flags, va_list ap)
     return 0;
 }
 
-int open(const char *path, int flags, ...)
+int WRAPPER(open)(const char *path, int flags, ...)
 {
     va_list ap;
     va_start(ap, flags);
@@ -258,9 +274,10 @@ int open(const char *path, int flags, ...)
     return r;
 }
 
-int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+int WRAPPER(open64)(const char *path, int flags, ...)
+    __attribute__((alias(WRAPPER_STRING(open))));
 
-int openat(int dirfd, const char *path, int flags, ...)
+int WRAPPER(openat)(int dirfd, const char *path, int flags, ...)
 {
     va_list ap;
     va_start(ap, flags);
@@ -275,10 +292,10 @@ int openat(int dirfd, const char *path, int flags, ...)
     return r;
 }
 
-int openat64(int dirfd, const char *path, int flags, ...)
-    __attribute__((alias("openat")));
+int WRAPPER(openat64)(int dirfd, const char *path, int flags, ...)
+    __attribute__((alias(WRAPPER_STRING(openat))));
 
-ssize_t read(int fd, void *buf, size_t n)
+ssize_t WRAPPER(read)(int fd, void *buf, size_t n)
 {
     if (!preload_on(GROUP_IO))
         return REAL(read)(fd, buf, n);
@@ -288,7 +305,7 @@ ssize_t read(int fd, void *buf, size_t n)
     return r;
 }
 
-ssize_t write(int fd, const void *buf, size_t n)
+ssize_t WRAPPER(write)(int fd, const void *buf, size_t n)
 {
     if (!preload_on(GROUP_IO))
         return REAL(write)(fd, buf, n);
@@ -299,7 +316,7 @@ ssize_t write(int fd, const void *buf, size_t n)
 }
 
 /* No pread/pwrite ids: READ/WRITE with the offset as ARG_3. */
-ssize_t pread(int fd, void *buf, size_t n, off_t off)
+ssize_t WRAPPER(pread)(int fd, void *buf, size_t n, off_t off)
 {
     if (!preload_on(GROUP_IO))
         return REAL(pread)(fd, buf, n, off);
@@ -311,11 +328,11 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 }
 
 #if OFF_T_IS_64
-ssize_t pread64(int fd, void *buf, size_t n, off_t off)
-    __attribute__((alias("pread")));
+ssize_t WRAPPER(pread64)(int fd, void *buf, size_t n, off_t off)
+    __attribute__((alias(WRAPPER_STRING(pread))));
 #endif
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+ssize_t WRAPPER(pwrite)(int fd, const void *buf, size_t n, off_t off)
 {
     if (!preload_on(GROUP_IO))
         return REAL(pwrite)(fd, buf, n, off);
@@ -327,11 +344,11 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 }
 
 #if OFF_T_IS_64
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
-    __attribute__((alias("pwrite")));
+ssize_t WRAPPER(pwrite64)(int fd, const void *buf, size_t n, off_t off)
+    __attribute__((alias(WRAPPER_STRING(pwrite))));
 #endif
 
-ssize_t readv(int fd, const struct iovec *iov, int count)
+ssize_t WRAPPER(readv)(int fd, const struct iovec *iov, int count)
 {
     if (!preload_on(GROUP_IO))
         return REAL(readv)(fd, iov, count);
@@ -342,7 +359,7 @@ ssize_t readv(int fd, const struct iovec *iov, int count)
     return r;
 }
 
-ssize_t writev(int fd, const struct iovec *iov, int count)
+ssize_t WRAPPER(writev)(int fd, const struct iovec *iov, int count)
 {
     if (!preload_on(GROUP_IO))
         return REAL(writev)(fd, iov, count);
@@ -353,7 +370,7 @@ ssize_t writev(int fd, const struct iovec *iov, int count)
     return r;
 }
 
-int socket(int domain, int type, int protocol)
+int WRAPPER(socket)(int domain, int type, int protocol)
 {
     if (!preload_on(GROUP_IO))
         return REAL(socket)(domain, type, protocol);
@@ -364,7 +381,7 @@ int socket(int domain, int type, int protocol)
     return r;
 }
 
-int accept(int fd, struct sockaddr *addr, socklen_t *len)
+int WRAPPER(accept)(int fd, struct sockaddr *addr, socklen_t *len)
 {
     if (!preload_on(GROUP_IO))
         return REAL(accept)(fd, addr, len);
@@ -374,7 +391,7 @@ int accept(int fd, struct sockaddr *addr, socklen_t *len)
     return r;
 }
 
-int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+int WRAPPER(accept4)(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
     if (!preload_on(GROUP_IO))
         return REAL(accept4)(fd, addr, len, flags);
@@ -384,7 +401,7 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
     return r;
 }
 
-int connect(int fd, const struct sockaddr *addr, socklen_t len)
+int WRAPPER(connect)(int fd, const struct sockaddr *addr, socklen_t len)
 {
     if (!preload_on(GROUP_IO))
         return REAL(connect)(fd, addr, len);
@@ -394,7 +411,7 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
     return r;
 }
 
-ssize_t send(int fd, const void *buf, size_t n, int flags)
+ssize_t WRAPPER(send)(int fd, const void *buf, size_t n, int flags)
 {
     if (!preload_on(GROUP_IO))
         return REAL(send)(fd, buf, n, flags);
@@ -404,8 +421,8 @@ ssize_t send(int fd, const void *buf, size_t n, int flags)
     return r;
 }
 
-ssize_t sendto(int fd, const void *buf, size_t n, int flags,
-               const struct sockaddr *addr, socklen_t len)
+ssize_t WRAPPER(sendto)(int fd, const void *buf, size_t n, int flags,
+                        const struct sockaddr *addr, socklen_t len)
 {
     if (!preload_on(GROUP_IO))
         return REAL(sendto)(fd, buf, n, flags, addr, len);
@@ -415,7 +432,7 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags,
     return r;
 }
 
-ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+ssize_t WRAPPER(sendmsg)(int fd, const struct msghdr *msg, int flags)
 {
     if (!preload_on(GROUP_IO))
         return REAL(sendmsg)(fd, msg, flags);
@@ -426,7 +443,7 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
     return r;
 }
 
-ssize_t recv(int fd, void *buf, size_t n, int flags)
+ssize_t WRAPPER(recv)(int fd, void *buf, size_t n, int flags)
 {
     if (!preload_on(GROUP_IO))
         return REAL(recv)(fd, buf, n, flags);
@@ -436,8 +453,8 @@ ssize_t recv(int fd, void *buf, size_t n, int flags)
     return r;
 }
 
-ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
-                 struct sockaddr *addr, socklen_t *len)
+ssize_t WRAPPER(recvfrom)(int fd, void *buf, size_t n, int flags,
+                          struct sockaddr *addr, socklen_t *len)
 {
     if (!preload_on(GROUP_IO))
         return REAL(recvfrom)(fd, buf, n, flags, addr, len);
@@ -447,7 +464,7 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
     return r;
 }
 
-ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+ssize_t WRAPPER(recvmsg)(int fd, struct msghdr *msg, int flags)
 {
     if (!preload_on(GROUP_IO))
         return REAL(recvmsg)(fd, msg, flags);
@@ -458,7 +475,7 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
     return r;
 }
 
-int poll(struct pollfd *fds, nfds_t n, int timeout)
+int WRAPPER(poll)(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (!preload_on(GROUP_IO))
         return REAL(poll)(fds, n, timeout);
@@ -469,7 +486,8 @@ int poll(struct pollfd *fds, nfds_t n, int timeout)
     return r;
 }
 
-int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
+int WRAPPER(select)(int n, fd_set *rd, fd_set *wr, fd_set *ex,
+                    struct timeval *timeout)
 {
     if (!preload_on(GROUP_IO))
         return REAL(select)(n, rd, wr, ex, timeout);
@@ -481,7 +499,8 @@ int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *timeout)
 
 /* No epoll ids in RTEMS v10: BSD's equivalent, KEVENT (epoll fd), with
  * ARG_2 (maxevents). */
-int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout)
+int WRAPPER(epoll_wait)(int epfd, struct epoll_event *events, int max,
+                        int timeout)
 {
     if (!preload_on(GROUP_IO))
         return REAL(epoll_wait)(epfd, events, max, timeout);

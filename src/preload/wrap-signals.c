@@ -20,7 +20,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+DECLARE_REAL(int, sigaction,
+             (int, const struct sigaction *, struct sigaction *));
 
 /* The program's handler and flags per signal, while the trampoline stands
  * in for it. */
@@ -60,7 +61,8 @@ static void trampoline(int sig, siginfo_t *info, void *context)
     record_signal(FLIGHTREC_EV_INTERRUPT_EXIT, sig);
 }
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+int WRAPPER(sigaction)(int sig, const struct sigaction *act,
+                       struct sigaction *old)
 {
     if (sig <= 0 || sig >= NSIG)
         return REAL(sigaction)(sig, act, old);
@@ -112,7 +114,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 /* glibc's signal() calls its internal sigaction: it needs a wrapper of its
  * own.  BSD semantics, as glibc's: restart, the signal blocked while its
  * handler runs. */
-sighandler_t signal(int sig, sighandler_t handler)
+sighandler_t WRAPPER(signal)(int sig, sighandler_t handler)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -121,7 +123,7 @@ sighandler_t signal(int sig, sighandler_t handler)
     sigemptyset(&sa.sa_mask);
     if (sig > 0 && sig < NSIG)
         sigaddset(&sa.sa_mask, sig);
-    if (sigaction(sig, &sa, &old) != 0)
+    if (WRAPPER(sigaction)(sig, &sa, &old) != 0)
         return SIG_ERR;
     return old.sa_handler;
 }

@@ -21,32 +21,32 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
-                                  void *(*)(void *), void *);
-static void (*real_pthread_exit)(void *) __attribute__((noreturn));
-static int (*real_pthread_setname_np)(pthread_t, const char *);
-static int (*real_pthread_mutex_lock)(pthread_mutex_t *);
-static int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
-static int (*real_pthread_mutex_unlock)(pthread_mutex_t *);
-static int (*real_pthread_mutex_timedlock)(pthread_mutex_t *,
-                                           const struct timespec *);
-static int (*real_pthread_spin_lock)(pthread_spinlock_t *);
-static int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
-static int (*real_pthread_spin_unlock)(pthread_spinlock_t *);
-static int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
-static int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
-static int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
-static int (*real_pthread_rwlock_trywrlock)(pthread_rwlock_t *);
-static int (*real_pthread_rwlock_unlock)(pthread_rwlock_t *);
-static int (*real_pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-static int (*real_pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
-                                          const struct timespec *);
-static int (*real_pthread_cond_signal)(pthread_cond_t *);
-static int (*real_pthread_cond_broadcast)(pthread_cond_t *);
-static int (*real_sem_wait)(sem_t *);
-static int (*real_sem_trywait)(sem_t *);
-static int (*real_sem_timedwait)(sem_t *, const struct timespec *);
-static int (*real_sem_post)(sem_t *);
+DECLARE_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *,
+                                    void *(*)(void *), void *));
+DECLARE_REAL(void, pthread_exit, (void *)) __attribute__((noreturn));
+DECLARE_REAL(int, pthread_setname_np, (pthread_t, const char *));
+DECLARE_REAL(int, pthread_mutex_lock, (pthread_mutex_t *));
+DECLARE_REAL(int, pthread_mutex_trylock, (pthread_mutex_t *));
+DECLARE_REAL(int, pthread_mutex_unlock, (pthread_mutex_t *));
+DECLARE_REAL(int, pthread_mutex_timedlock, (pthread_mutex_t *,
+                                            const struct timespec *));
+DECLARE_REAL(int, pthread_spin_lock, (pthread_spinlock_t *));
+DECLARE_REAL(int, pthread_spin_trylock, (pthread_spinlock_t *));
+DECLARE_REAL(int, pthread_spin_unlock, (pthread_spinlock_t *));
+DECLARE_REAL(int, pthread_rwlock_rdlock, (pthread_rwlock_t *));
+DECLARE_REAL(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *));
+DECLARE_REAL(int, pthread_rwlock_wrlock, (pthread_rwlock_t *));
+DECLARE_REAL(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *));
+DECLARE_REAL(int, pthread_rwlock_unlock, (pthread_rwlock_t *));
+DECLARE_REAL(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *));
+DECLARE_REAL(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *,
+                                           const struct timespec *));
+DECLARE_REAL(int, pthread_cond_signal, (pthread_cond_t *));
+DECLARE_REAL(int, pthread_cond_broadcast, (pthread_cond_t *));
+DECLARE_REAL(int, sem_wait, (sem_t *));
+DECLARE_REAL(int, sem_trywait, (sem_t *));
+DECLARE_REAL(int, sem_timedwait, (sem_t *, const struct timespec *));
+DECLARE_REAL(int, sem_post, (sem_t *));
 
 /*=====   Thread ids by pthread_t, for names given to other threads   =====*/
 
@@ -124,8 +124,8 @@ static void *thread_main(void *p)
     return result;
 }
 
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-                   void *(*fn)(void *), void *arg)
+int WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
+                            void *(*fn)(void *), void *arg)
 {
     if (!preload_on(GROUP_THREADS))
         return REAL(pthread_create)(thread, attr, fn, arg);
@@ -144,13 +144,13 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
     return r;
 }
 
-void pthread_exit(void *result)
+void WRAPPER(pthread_exit)(void *result)
 {
     record_thread_exit();
     REAL(pthread_exit)(result);
 }
 
-int pthread_setname_np(pthread_t thread, const char *name)
+int WRAPPER(pthread_setname_np)(pthread_t thread, const char *name)
 {
     int r = REAL(pthread_setname_np)(thread, name);
     if (r == 0 && preload_on(GROUP_THREADS)) {
@@ -163,18 +163,41 @@ int pthread_setname_np(pthread_t thread, const char *name)
 
 /*=====   Mutexes   =====*/
 
-int pthread_mutex_lock(pthread_mutex_t *m)
+/*
+ * A blocking acquisition tries first.  Taken at once, the attempt and the
+ * acquisition are one record: two items, one time (no wait, and one
+ * counter read instead of two).  Busy, the attempt is recorded before the
+ * blocking call and its outcome after it, so that the wait is exact.
+ * Errors other than "busy" are what the blocking call would return too
+ * (the try fails the same way); errno is left as the program's call leaves
+ * it.
+ */
+#define ACQUIRE(obj, try_call, busy, blocking_call, attempt_ev, got_ev)    \
+    do {                                                                  \
+        int r_ = (try_call);                                              \
+        if (FLIGHTREC_LIKELY(r_ != (busy))) {                             \
+            rec2((attempt_ev), (uintptr_t)(obj),                          \
+                 r_ == 0 ? (got_ev) : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,    \
+                 (uintptr_t)(obj));                                       \
+            return r_;                                                    \
+        }                                                                 \
+        rec1((attempt_ev), (uintptr_t)(obj));                             \
+        r_ = (blocking_call);                                             \
+        rec1(r_ == 0 ? (got_ev) : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,        \
+             (uintptr_t)(obj));                                           \
+        return r_;                                                        \
+    } while (0)
+
+int WRAPPER(pthread_mutex_lock)(pthread_mutex_t *m)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_mutex_lock)(m);
-    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)m);
-    int r = REAL(pthread_mutex_lock)(m);
-    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
-         (uintptr_t)m);
-    return r;
+    ACQUIRE(m, REAL(pthread_mutex_trylock)(m), EBUSY,
+            REAL(pthread_mutex_lock)(m), FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+            FLIGHTREC_EV_MUTEX_LOCK_EXIT);
 }
 
-int pthread_mutex_trylock(pthread_mutex_t *m)
+int WRAPPER(pthread_mutex_trylock)(pthread_mutex_t *m)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_mutex_trylock)(m);
@@ -184,38 +207,35 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
     return r;
 }
 
-int pthread_mutex_unlock(pthread_mutex_t *m)
+int WRAPPER(pthread_mutex_unlock)(pthread_mutex_t *m)
 {
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_MUTEX_UNLOCK, (uintptr_t)m);
     return REAL(pthread_mutex_unlock)(m);
 }
 
-int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+int WRAPPER(pthread_mutex_timedlock)(pthread_mutex_t *m,
+                                     const struct timespec *abstime)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_mutex_timedlock)(m, abstime);
-    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)m);
-    int r = REAL(pthread_mutex_timedlock)(m, abstime);
-    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
-         (uintptr_t)m);
-    return r;
+    ACQUIRE(m, REAL(pthread_mutex_trylock)(m), EBUSY,
+            REAL(pthread_mutex_timedlock)(m, abstime),
+            FLIGHTREC_EV_MUTEX_LOCK_ENTRY, FLIGHTREC_EV_MUTEX_LOCK_EXIT);
 }
 
 /*=====   Spinlocks: RTEMS's ISR locks are its spinlocks   =====*/
 
-int pthread_spin_lock(pthread_spinlock_t *l)
+int WRAPPER(pthread_spin_lock)(pthread_spinlock_t *l)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_spin_lock)(l);
-    rec1(FLIGHTREC_EV_ISR_LOCK_ACQUIRE_ENTRY, (uintptr_t)l);
-    int r = REAL(pthread_spin_lock)(l);
-    rec1(r == 0 ? FLIGHTREC_EV_ISR_LOCK_ACQUIRE_EXIT
-                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
-    return r;
+    ACQUIRE(l, REAL(pthread_spin_trylock)(l), EBUSY,
+            REAL(pthread_spin_lock)(l), FLIGHTREC_EV_ISR_LOCK_ACQUIRE_ENTRY,
+            FLIGHTREC_EV_ISR_LOCK_ACQUIRE_EXIT);
 }
 
-int pthread_spin_trylock(pthread_spinlock_t *l)
+int WRAPPER(pthread_spin_trylock)(pthread_spinlock_t *l)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_spin_trylock)(l);
@@ -225,7 +245,7 @@ int pthread_spin_trylock(pthread_spinlock_t *l)
     return r;
 }
 
-int pthread_spin_unlock(pthread_spinlock_t *l)
+int WRAPPER(pthread_spin_unlock)(pthread_spinlock_t *l)
 {
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_ISR_LOCK_RELEASE, (uintptr_t)l);
@@ -234,18 +254,16 @@ int pthread_spin_unlock(pthread_spinlock_t *l)
 
 /*=====   Read-write locks   =====*/
 
-int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+int WRAPPER(pthread_rwlock_rdlock)(pthread_rwlock_t *l)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_rwlock_rdlock)(l);
-    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)l);
-    int r = REAL(pthread_rwlock_rdlock)(l);
-    rec1(r == 0 ? FLIGHTREC_EV_THREAD_RESOURCE_OBTAIN
-                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)l);
-    return r;
+    ACQUIRE(l, REAL(pthread_rwlock_tryrdlock)(l), EBUSY,
+            REAL(pthread_rwlock_rdlock)(l), FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+            FLIGHTREC_EV_THREAD_RESOURCE_OBTAIN);
 }
 
-int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+int WRAPPER(pthread_rwlock_tryrdlock)(pthread_rwlock_t *l)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_rwlock_tryrdlock)(l);
@@ -255,18 +273,16 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
     return r;
 }
 
-int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+int WRAPPER(pthread_rwlock_wrlock)(pthread_rwlock_t *l)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_rwlock_wrlock)(l);
-    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)l);
-    int r = REAL(pthread_rwlock_wrlock)(l);
-    rec1(r == 0 ? FLIGHTREC_EV_MUTEX_LOCK_EXIT : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL,
-         (uintptr_t)l);
-    return r;
+    ACQUIRE(l, REAL(pthread_rwlock_trywrlock)(l), EBUSY,
+            REAL(pthread_rwlock_wrlock)(l), FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+            FLIGHTREC_EV_MUTEX_LOCK_EXIT);
 }
 
-int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+int WRAPPER(pthread_rwlock_trywrlock)(pthread_rwlock_t *l)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_rwlock_trywrlock)(l);
@@ -276,7 +292,7 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
     return r;
 }
 
-int pthread_rwlock_unlock(pthread_rwlock_t *l)
+int WRAPPER(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 {
     if (preload_on(GROUP_LOCKS)) {
         /* glibc keeps the writer's thread id in the lock: a write hold
@@ -292,7 +308,7 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 /* A wait releases the mutex and blocks on the condition (one record), then
  * leaves the condition holding the mutex again (one record). */
-int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+int WRAPPER(pthread_cond_wait)(pthread_cond_t *c, pthread_mutex_t *m)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_cond_wait)(c, m);
@@ -304,8 +320,8 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     return r;
 }
 
-int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
-                           const struct timespec *abstime)
+int WRAPPER(pthread_cond_timedwait)(pthread_cond_t *c, pthread_mutex_t *m,
+                                    const struct timespec *abstime)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(pthread_cond_timedwait)(c, m, abstime);
@@ -317,14 +333,14 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     return r;
 }
 
-int pthread_cond_signal(pthread_cond_t *c)
+int WRAPPER(pthread_cond_signal)(pthread_cond_t *c)
 {
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_THREAD_QUEUE_SURRENDER, (uintptr_t)c);
     return REAL(pthread_cond_signal)(c);
 }
 
-int pthread_cond_broadcast(pthread_cond_t *c)
+int WRAPPER(pthread_cond_broadcast)(pthread_cond_t *c)
 {
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_THREAD_QUEUE_SURRENDER_STICKY, (uintptr_t)c);
@@ -333,18 +349,29 @@ int pthread_cond_broadcast(pthread_cond_t *c)
 
 /*=====   Semaphores   =====*/
 
-int sem_wait(sem_t *s)
+/* sem_trywait() first, as ACQUIRE(); it reports "busy" as -1 with errno
+ * EAGAIN, which the blocking call must not inherit. */
+static int sem_try(sem_t *s)
 {
-    if (!preload_on(GROUP_LOCKS))
-        return REAL(sem_wait)(s);
-    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)s);
-    int r = REAL(sem_wait)(s);
-    rec1(r == 0 ? FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN
-                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)s);
+    int saved = errno;
+    int r = REAL(sem_trywait)(s);
+    if (r != 0 && errno == EAGAIN) {
+        errno = saved;
+        return EAGAIN;
+    }
     return r;
 }
 
-int sem_trywait(sem_t *s)
+int WRAPPER(sem_wait)(sem_t *s)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(sem_wait)(s);
+    ACQUIRE(s, sem_try(s), EAGAIN, REAL(sem_wait)(s),
+            FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+            FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN);
+}
+
+int WRAPPER(sem_trywait)(sem_t *s)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(sem_trywait)(s);
@@ -354,18 +381,16 @@ int sem_trywait(sem_t *s)
     return r;
 }
 
-int sem_timedwait(sem_t *s, const struct timespec *abstime)
+int WRAPPER(sem_timedwait)(sem_t *s, const struct timespec *abstime)
 {
     if (!preload_on(GROUP_LOCKS))
         return REAL(sem_timedwait)(s, abstime);
-    rec1(FLIGHTREC_EV_MUTEX_LOCK_ENTRY, (uintptr_t)s);
-    int r = REAL(sem_timedwait)(s, abstime);
-    rec1(r == 0 ? FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN
-                : FLIGHTREC_EV_MUTEX_TRYLOCK_FAIL, (uintptr_t)s);
-    return r;
+    ACQUIRE(s, sem_try(s), EAGAIN,
+            REAL(sem_timedwait)(s, abstime), FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+            FLIGHTREC_EV_RTEMS_SEMAPHORE_OBTAIN);
 }
 
-int sem_post(sem_t *s)
+int WRAPPER(sem_post)(sem_t *s)
 {
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_RTEMS_SEMAPHORE_RELEASE, (uintptr_t)s);

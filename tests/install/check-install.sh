@@ -4,7 +4,8 @@
 # against it: one with pkg-config, one with find_package(flightrec).  Both
 # record an event, dump it and decode it back; the installed libraries
 # carry the sonames of their ABIs (libflightrec.so.1, libflightrec-client.so.0)
-# and the programs need those.
+# and the programs need those.  A third, static, is linked with
+# flightrec_wrap() and recorded by `flightrec record`.
 #   tests/install/check-install.sh BUILD_DIR
 set -eu
 build=$1
@@ -35,6 +36,11 @@ cmake -S "$here/consumer" -B "$prefix/consumer-build" \
     -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
 "$prefix/consumer-build/with-find-package"
+# flightrec_wrap(): a static program recorded through the --wrap wrappers.
+"$prefix/bin/flightrec" -q record -o "$prefix/with-wrap.rec" -- \
+    "$prefix/consumer-build/with-wrap" >/dev/null
+"$prefix/bin/flightrec" print "$prefix/with-wrap.rec" | grep -q ' MALLOC_ENTRY 0x4d2$' ||
+    { echo "flightrec_wrap(): malloc(1234) not recorded" >&2; exit 1; }
 [ -f "$prefix/share/man/man1/flightrec.1" ] || { echo "man page not installed" >&2; exit 1; }
 [ -x "$prefix/bin/flightrec" ] || { echo "flightrec not installed" >&2; exit 1; }
-echo "install check: pkg-config and find_package(flightrec) work"
+echo "install check: pkg-config, find_package(flightrec) and flightrec_wrap() work"

@@ -280,22 +280,33 @@ static void check_thread(const struct recording *rec,
                   t->lines[j].event);
 }
 
-static void record_mode(const char *name, const char *groups,
-                        const char *mode, const char *arg,
-                        struct recording *rec, struct target_output *t,
-                        int expect_status)
+/* Runs @a program (record-target, or record-wrap-target: the same program
+ * linked statically with the --wrap wrappers) in @a mode under record. */
+static void record_program(const char *program, const char *name,
+                           const char *groups, const char *mode,
+                           const char *arg, struct recording *rec,
+                           struct target_output *t, int expect_status)
 {
     char rec_path[4200], out_path[4200];
     snprintf(rec_path, sizeof rec_path, "%s/%s.rec", scratch, name);
     snprintf(out_path, sizeof out_path, "%s/%s.out", scratch, name);
     const char *args[] = { "-f", "-o", rec_path, "--events", groups, "--",
-                           RECORD_TARGET, mode, arg, NULL };
+                           program, mode, arg, NULL };
     int status = run_record(out_path, 0, args);
     CHECK(WIFEXITED(status));
     CHECK_EQ_I(WEXITSTATUS(status), expect_status);
     decode(rec_path, rec);
     CHECK_EQ_I(rec->rc, 0);
     read_target_output(out_path, t);
+}
+
+static void record_mode(const char *name, const char *groups,
+                        const char *mode, const char *arg,
+                        struct recording *rec, struct target_output *t,
+                        int expect_status)
+{
+    record_program(RECORD_TARGET, name, groups, mode, arg, rec, t,
+                   expect_status);
 }
 
 /*=====   Cases   =====*/
@@ -311,12 +322,45 @@ TEST(io)
     target_free(&t);
 }
 
+/* How many @a entry events of thread @a tid have the same time as the next
+ * @a exit event of that thread: the call was one record. */
+static size_t one_record_calls(const struct recording *rec, int64_t tid,
+                               uint32_t entry, uint32_t exit_event)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rec->count; i++) {
+        if (rec->evs[i].tid != tid || rec->evs[i].event != entry)
+            continue;
+        for (size_t k = i + 1; k < rec->count; k++) {
+            if (rec->evs[k].tid != tid || rec->evs[k].event != exit_event)
+                continue;
+            n += rec->evs[k].time_ns == rec->evs[i].time_ns;
+            break;
+        }
+    }
+    return n;
+}
+
 TEST(memory)
 {
     struct recording rec;
     struct target_output t;
     record_mode("memory", "memory", "memory", NULL, &rec, &t, 0);
     check_thread(&rec, &t, "main", rec.pid);
+    /* Allocations are one record after the call, free() one record before
+     * it (docs/record.md); realloc() stays two. */
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_MALLOC_ENTRY,
+                                FLIGHTREC_EV_MALLOC_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_CALLOC_ENTRY,
+                                FLIGHTREC_EV_CALLOC_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_FREE_ENTRY,
+                                FLIGHTREC_EV_FREE_EXIT), 2);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid,
+                                FLIGHTREC_EV_POSIX_MEMALIGN_ENTRY,
+                                FLIGHTREC_EV_POSIX_MEMALIGN_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid,
+                                FLIGHTREC_EV_ALIGNED_ALLOC_ENTRY,
+                                FLIGHTREC_EV_ALIGNED_ALLOC_EXIT), 1);
     rec_free(&rec);
     target_free(&t);
 }
@@ -415,6 +459,18 @@ TEST(locks)
         if (e->tid == t.tid_t1 && e->event == FLIGHTREC_EV_MUTEX_LOCK_EXIT)
             t1_acquired = e->time_ns;
     }
+    /* Uncontended, main's lock was one record: the attempt at the time of
+     * the acquisition (no wait); the rwlock's read and write locks too. */
+    uint64_t main_attempt = 0;
+    for (size_t i = 0; i < rec.count && main_attempt == 0; i++)
+        if (rec.evs[i].tid == t.tid_main &&
+            rec.evs[i].event == FLIGHTREC_EV_MUTEX_LOCK_ENTRY)
+            main_attempt = rec.evs[i].time_ns;
+    CHECK(main_attempt != 0);
+    CHECK_EQ_U(main_attempt, main_acquired);
+    CHECK_EQ_U(one_record_calls(&rec, t.tid_main,
+                                FLIGHTREC_EV_MUTEX_LOCK_ENTRY,
+                                FLIGHTREC_EV_THREAD_RESOURCE_OBTAIN), 1);
     CHECK(main_acquired < t1_attempt);
     CHECK(t1_attempt < main_released);
     CHECK(main_released <= t1_acquired);
@@ -511,13 +567,14 @@ TEST(sigint)
 }
 
 /* A forked child writes FILE.PID; the parent's file has its own events. */
-TEST(fork_child_file)
+/* A forked child writes FILE.PID; each process has its own calls. */
+static void check_fork_child_file(const char *program, const char *name)
 {
     char rec_path[4200], out_path[4200], child_path[4300];
-    snprintf(rec_path, sizeof rec_path, "%s/fork.rec", scratch);
-    snprintf(out_path, sizeof out_path, "%s/fork.out", scratch);
+    snprintf(rec_path, sizeof rec_path, "%s/%s.rec", scratch, name);
+    snprintf(out_path, sizeof out_path, "%s/%s.out", scratch, name);
     const char *args[] = { "-f", "-o", rec_path, "--events", "memory,process",
-                           "--", RECORD_TARGET, "fork", NULL };
+                           "--", program, "fork", NULL };
     int status = run_record(out_path, 0, args);
     CHECK(WIFEXITED(status));
     CHECK_EQ_I(WEXITSTATUS(status), 0);
@@ -563,6 +620,11 @@ TEST(fork_child_file)
     rec_free(&parent);
     rec_free(&child);
     target_free(&t);
+}
+
+TEST(fork_child_file)
+{
+    check_fork_child_file(RECORD_TARGET, "fork");
 }
 
 /* The image after an exec writes FILE.PID; the first image's file ends with
@@ -677,3 +739,108 @@ __attribute__((constructor)) static void setup(void)
 }
 
 TEST_MAIN()
+
+/*=====   The --wrap build: a static program   =====*/
+
+/* record-wrap-target is record-target linked with -static and
+ * flightrec_wrap(): LD_PRELOAD cannot reach it; the recording must hold
+ * the same events. */
+TEST(wrap_io)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-io", "io", "io", scratch, &rec,
+                   &t, 0);
+    CHECK_EQ_U(t.count, 71);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_memory)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-memory", "memory", "memory",
+                   NULL, &rec, &t, 0);
+    check_thread(&rec, &t, "main", rec.pid);
+    CHECK_EQ_U(t.count, 24);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_MALLOC_ENTRY,
+                                FLIGHTREC_EV_MALLOC_EXIT), 1);
+    CHECK_EQ_U(one_record_calls(&rec, rec.pid, FLIGHTREC_EV_FREE_ENTRY,
+                                FLIGHTREC_EV_FREE_EXIT), 2);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_locks)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-locks", "locks,threads,process",
+                   "locks", NULL, &rec, &t, 0);
+    /* After the exit status come the calls of exit handlers and destructors:
+     * in a static program libgcc's frame deregistration takes a mutex of
+     * its own.  The program's calls are those before. */
+    size_t end = 0;
+    while (end < rec.count && rec.evs[end].event != FLIGHTREC_EV_FATAL_CODE)
+        end++;
+    CHECK(end < rec.count);
+    CHECK_EQ_U(rec.evs[end].data, 0);
+    rec.count = end;
+    CHECK_EQ_I(t.tid_main, rec.pid);
+    check_thread(&rec, &t, "main", t.tid_main);
+    check_thread(&rec, &t, "t1", t.tid_t1);
+    CHECK_EQ_S(ring_name(&rec, t.tid_t1), "contender");
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_signals)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-signals", "signals,memory",
+                   "signals", NULL, &rec, &t, 0);
+    CHECK_EQ_U(t.count, 8);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+/* exit() and a return from main() (libc's own exit() call, wrapped in a
+ * static program): one FATAL_CODE with the status.  With locks on, what
+ * follows it is the exit handlers' own locking (libgcc's lock of its frame
+ * tables: one mutex), never the library's test of its drain lock. */
+TEST(wrap_exit_status)
+{
+    struct recording locks;
+    struct target_output lt;
+    record_program(RECORD_WRAP_TARGET, "wrap-exit-locks", "process,locks",
+                   "exit", "3", &locks, &lt, 3);
+    CHECK(locks.count >= 1);
+    CHECK_EQ_U(locks.evs[0].event, FLIGHTREC_EV_FATAL_CODE);
+    for (size_t i = 1; i < locks.count; i++)
+        CHECK_EQ_U(locks.evs[i].data, locks.evs[1].data);
+    rec_free(&locks);
+    target_free(&lt);
+
+    const char *modes[][2] = { { "exit", "7" }, { "return", "5" } };
+    for (size_t i = 0; i < 2; i++) {
+        struct recording rec;
+        struct target_output t;
+        record_program(RECORD_WRAP_TARGET, "wrap-exit", "process",
+                       modes[i][0], modes[i][1], &rec, &t,
+                       atoi(modes[i][1]));
+        CHECK_EQ_U(rec.count, 1);
+        CHECK_EQ_U(rec.evs[0].event, FLIGHTREC_EV_FATAL_CODE);
+        CHECK_EQ_U(rec.evs[0].data, (uint64_t)atoi(modes[i][1]));
+        rec_free(&rec);
+        target_free(&t);
+    }
+}
+
+TEST(wrap_fork_child_file)
+{
+    check_fork_child_file(RECORD_WRAP_TARGET, "wrap-fork");
+}

@@ -2,10 +2,14 @@
 /*
  * Workloads for bench/record-overhead.sh, run plain and under tracers:
  *
- *   bench-record-workload locks [ITERATIONS]   two threads, each taking its
- *       own mutex every iteration and a shared one every 16th
- *   bench-record-workload malloc [ITERATIONS]  one thread: malloc of 16..527
- *       bytes into one of 256 slots, freeing the slot's previous block
+ *   bench-record-workload locks [ITERATIONS [WORK]]   two threads, each
+ *       taking its own mutex every iteration and a shared one every 16th
+ *   bench-record-workload malloc [ITERATIONS [WORK]]  one thread: malloc of
+ *       16..527 bytes into one of 256 slots, freeing the slot's previous one
+ *
+ * WORK (default 0): steps of a dependent multiply chain each iteration
+ * does besides its calls (about a nanosecond each), for a program that
+ * computes between its calls instead of only calling.
  *
  * Prints "ns/op N": the loop's time (CLOCK_MONOTONIC, start-up excluded)
  * per iteration; "cpu-ns/op N": the CPU time of the whole process (all its
@@ -29,6 +33,17 @@ static uint64_t clock_ns(clockid_t clock)
 }
 
 static long iterations = 200000;
+static long work;
+
+/* WORK steps of computation the compiler cannot drop. */
+static void compute(void)
+{
+    static volatile uint32_t sink;
+    uint32_t x = sink;
+    for (long i = 0; i < work; i++)
+        x = x * 2654435761u + 1u;
+    sink = x;
+}
 static pthread_mutex_t shared = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t shared_count;
 
@@ -37,6 +52,7 @@ static void *lock_worker(void *arg)
     pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
     volatile uint64_t count = 0;
     for (long i = 0; i < iterations; i++) {
+        compute();
         pthread_mutex_lock(&own);
         count++;
         pthread_mutex_unlock(&own);
@@ -57,6 +73,8 @@ int main(int argc, char **argv)
         return 2;
     if (argc > 2)
         iterations = atol(argv[2]);
+    if (argc > 3)
+        work = atol(argv[3]);
     uint64_t start = clock_ns(CLOCK_MONOTONIC);
     uint64_t cpu_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     double calls_per_iteration;
@@ -70,6 +88,7 @@ int main(int argc, char **argv)
         calls_per_iteration = 2.0;
         uint32_t x = 12345;
         for (long i = 0; i < iterations; i++) {
+            compute();
             x = x * 1103515245u + 12345u;
             size_t slot = (x >> 8) & 255u;
             free(slots[slot]);

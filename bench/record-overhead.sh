@@ -14,6 +14,12 @@
 #
 #   bench/record-overhead.sh BUILD_DIR [RUNS] [ITERATIONS]
 #
+# Each workload runs calls only ("locks"), and as "locks+N": with N steps
+# of computation per iteration (about a nanosecond each), a program that
+# computes between its calls.  The goal is stated for those where LTTng's
+# wrappers slow the program down more than 3x: record at most 1.5x there.
+# RECORD_BENCH_MODES overrides the list of modes.
+#
 # FLIGHTREC_PRELOAD_B=PATH adds a column "record-b": `flightrec record` with
 # another build of libflightrec-preload.so (before/after in one run).
 # Packages: scripts/install-deps.sh all (liblttng-ust-dev, lttng-tools,
@@ -23,6 +29,7 @@ set -eu
 build=${1:?usage: record-overhead.sh BUILD_DIR [RUNS] [ITERATIONS]}
 runs=${2:-5}
 iterations=${3:-1000000}
+modes=${RECORD_BENCH_MODES:-"locks malloc locks+50 locks+100 locks+200 malloc+25 malloc+50 malloc+100"}
 workload=$build/bench/bench-record-workload
 flightrec=$build/tools/flightrec/flightrec
 tmp=$(mktemp -d)
@@ -64,30 +71,34 @@ if command -v ltrace >/dev/null; then tools="$tools ltrace"; else
 if command -v uftrace >/dev/null; then tools="$tools uftrace"; else
     echo "uftrace: not installed; skipped" >&2; fi
 
-# run TOOL MODE: the workload's output ("ns/op N", "calls/op N") of one run.
+# run TOOL MODE: the workload's output ("ns/op N", "calls/op N") of one run;
+# MODE "locks+N" is "locks" with N steps of computation.
 run() {
+    work=0
+    case $2 in *+*) work=${2#*+} ;; esac
+    set -- "$1" "${2%%+*}"
     case $1 in
-    plain) "$workload" "$2" "$iterations" ;;
+    plain) "$workload" "$2" "$iterations" "$work" ;;
     record) "$flightrec" -q record -f -o "$tmp/w.rec" --events locks,memory,threads \
-                -- "$workload" "$2" "$iterations" ;;
+                -- "$workload" "$2" "$iterations" "$work" ;;
     record-b) FLIGHTREC_PRELOAD=$FLIGHTREC_PRELOAD_B "$flightrec" -q record -f \
                   -o "$tmp/w.rec" --events locks,memory,threads \
-                  -- "$workload" "$2" "$iterations" ;;
-    lttng) LD_PRELOAD="$lttng_libc:$lttng_pthread" "$workload" "$2" "$iterations" ;;
+                  -- "$workload" "$2" "$iterations" "$work" ;;
+    lttng) LD_PRELOAD="$lttng_libc:$lttng_pthread" "$workload" "$2" "$iterations" "$work" ;;
     # ltrace stops at every call: a thousandth of the iterations (the
     # figures are per iteration all the same).
     ltrace) ltrace -f -o "$tmp/ltrace.out" -e malloc+free+pthread_mutex_lock+pthread_mutex_unlock \
-                "$workload" "$2" $((iterations / 1000)) ;;
+                "$workload" "$2" $((iterations / 1000)) "$work" ;;
     uftrace) uftrace record -d "$tmp/uftrace.data" --force \
-                 "$workload" "$2" "$iterations" ;;
+                 "$workload" "$2" "$iterations" "$work" ;;
     esac
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-printf '%-7s %-8s %12s %8s %12s %8s %14s\n' workload tool "wall ns/it" ratio \
+printf '%-11s %-8s %12s %8s %12s %8s %14s\n' workload tool "wall ns/it" ratio \
     "cpu ns/it" ratio "cpu ns/call+"
-for mode in locks malloc; do
+for mode in $modes; do
     for tool in $tools; do : > "$tmp/$tool.$mode"; : > "$tmp/$tool.$mode.cpu"; done
     calls=
     i=0
@@ -107,12 +118,12 @@ for mode in locks malloc; do
         m=$(median < "$tmp/$tool.$mode")
         mc=$(median < "$tmp/$tool.$mode.cpu")
         if [ -z "$m" ] || [ -z "$mc" ] || [ -z "$plain" ]; then
-            printf '%-7s %-8s failed\n' "$mode" "$tool"
+            printf '%-11s %-8s failed\n' "$mode" "$tool"
             continue
         fi
         awk -v mode="$mode" -v tool="$tool" -v m="$m" -v p="$plain" -v mc="$mc" \
             -v pc="$plain_cpu" -v c="$calls" 'BEGIN {
-                printf "%-7s %-8s %12.1f %7.2fx %12.1f %7.2fx %14.1f\n", mode, tool,
+                printf "%-11s %-8s %12.1f %7.2fx %12.1f %7.2fx %14.1f\n", mode, tool,
                        m, m / p, mc, mc / pc, (mc - pc) / c }'
     done
 done

@@ -16,6 +16,7 @@
 
 #include <flightrec/client.h>
 #include <flightrec/events.h>
+#include <flightrec/format.h>
 
 static char scratch[4096];
 
@@ -91,7 +92,9 @@ struct recording {
 static int collect(const struct flightrec_record *r, void *arg)
 {
     struct recording *rec = arg;
-    if (r->type != FLIGHTREC_RECORD_EVENT)
+    /* Processor rings (context switches) are checked on their own. */
+    if (r->type != FLIGHTREC_RECORD_EVENT ||
+        r->ring_info->context == FLIGHTREC_RING_CONTEXT_CPU)
         return 0;
     if (rec->count == rec->cap) {
         rec->cap = rec->cap ? rec->cap * 2 : 256;

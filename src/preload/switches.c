@@ -393,12 +393,13 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
             put_event(fd, r, counter, FLIGHTREC_EV_THREAD_SWITCH_IN, id.tid,
                       &chunk_open, base);
         } else {
-            put_event(fd, r, counter, FLIGHTREC_EV_THREAD_SWITCH_OUT, id.tid,
-                      &chunk_open, base);
-            /* A thread that was not preempted left the CPU to wait. */
+            /* A thread that was not preempted leaves the CPU to wait:
+             * it blocks, then switches out (one time). */
             if ((h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) == 0)
                 put_event(fd, r, counter, FLIGHTREC_EV_SCHEDULER_BLOCK,
                           id.tid, &chunk_open, base);
+            put_event(fd, r, counter, FLIGHTREC_EV_THREAD_SWITCH_OUT, id.tid,
+                      &chunk_open, base);
         }
     }
     atomic_store_explicit((_Atomic uint64_t *)(void *)&r->page->data_tail,

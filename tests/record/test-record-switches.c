@@ -212,6 +212,8 @@ TEST(switches_of_pinned_threads)
         uint64_t entry_ns = 0;
         int in_poll = 0, saw_block = 0, back_in = 0;
         int running = -1;    /* -1 unknown, 1 switched in, 0 out */
+        int blocking = 0;
+        uint64_t block_ns = 0;
         size_t outs = 0, ins = 0;
         for (size_t i = 0; i < rec.count; i++) {
             const struct ev *e = &rec.evs[i];
@@ -242,14 +244,20 @@ TEST(switches_of_pinned_threads)
             if (mark != SIZE_MAX)
                 CHECK_EQ_I(e->cpu, t.cpu[k]);
             if (e->event == FLIGHTREC_EV_THREAD_SWITCH_OUT) {
+                if (blocking)
+                    CHECK_EQ_U(e->time_ns, block_ns);
                 /* Outs and ins alternate. */
                 CHECK(running != 0);
                 running = 0;
                 outs++;
+                if (blocking)
+                    saw_block = in_poll;
+                blocking = 0;
             } else if (e->event == FLIGHTREC_EV_SCHEDULER_BLOCK) {
-                CHECK_EQ_I(running, 0);
-                if (in_poll)
-                    saw_block = 1;
+                /* Right before the switch out, at its time. */
+                CHECK(running != 0);
+                blocking = 1;
+                block_ns = e->time_ns;
             } else {
                 CHECK(running != 1);
                 running = 1;

@@ -155,4 +155,35 @@ TEST(ctf_kernel_trace_lttng_analyses)
     CHECK_EQ_I(WEXITSTATUS(status), 0);
 }
 
+/* Perfetto: a track per CPU whose slices are the threads running there,
+ * checked by the schema (protoc) and by what the importer relies on. */
+TEST(perfetto_cpu_tracks)
+{
+    const char *file = scratch("processors.pftrace");
+    scenario(FR_FORMAT_PERFETTO, file);
+    char cmd[2048];
+    int status;
+    snprintf(cmd, sizeof cmd, "protoc --proto_path='%s' "
+             "--decode=perfetto.protos.Trace perfetto-trace.proto < '%s' "
+             "| grep -cE '^ *[0-9]+:'", SRC_DIR, file);
+    char *out = run_cmd(cmd, &status);
+    CHECK_EQ_S(out, "0\n");   /* no field the schema does not know */
+    free(out);
+    snprintf(cmd, sizeof cmd, "python3 '%s/check-perfetto.py' '%s' --detail "
+             "| grep -E '^(track|slice)'", SRC_DIR, file);
+    out = run_cmd(cmd, &status);
+    CHECK_EQ_I(status, 0);
+    CHECK_EQ_S(out, "track 1 flightrec pid 4242: slices 0\n"
+                    "track 16 CPU 0: slices 3\n"
+                    "track 17 CPU 1: slices 2\n"
+                    "track 18 one: slices 0\n"
+                    "track 19 two: slices 0\n"
+                    "slice CPU 1 two 1000..2000 depth 0\n"
+                    "slice CPU 0 one 1000..3000 depth 0\n"
+                    "slice CPU 0 one 5000..6000 depth 0\n"
+                    "slice CPU 0 one 8000..9000 depth 0\n"
+                    "slice CPU 1 two 4500..9000 depth 0\n");
+    free(out);
+}
+
 TEST_MAIN()

@@ -167,6 +167,52 @@ static size_t count_cpu_events(const struct recording *rec)
     return n;
 }
 
+/* `flightrec report --json`: the thread's switches are its switches in,
+ * and its CPU time the sum of its runs (in to out; a run still open ends
+ * at the thread's last event, as perf records no switch out at exit). */
+static void report_check(const char *rec_path, const struct recording *rec,
+                         int64_t tid, size_t ins)
+{
+    uint64_t cpu_ns = 0, since = 0, last_own = 0;
+    int on = 0;
+    for (size_t i = 0; i < rec->count; i++) {
+        const struct ev *e = &rec->evs[i];
+        if (e->tid != tid)
+            continue;
+        if (e->cpu < 0) {
+            last_own = e->time_ns;
+        } else if (e->event == FLIGHTREC_EV_THREAD_SWITCH_IN) {
+            on = 1;
+            since = e->time_ns;
+        } else if (e->event == FLIGHTREC_EV_THREAD_SWITCH_OUT && on) {
+            cpu_ns += e->time_ns - since;
+            on = 0;
+        }
+    }
+    if (on && last_own > since)
+        cpu_ns += last_own - since;
+    char cmd[17000], out[4200], err[4200];
+    snprintf(out, sizeof out, "%s/report.json", scratch);
+    snprintf(err, sizeof err, "%s/report.err", scratch);
+    snprintf(cmd, sizeof cmd, "'%s' report --json '%s' >'%s' 2>'%s'",
+             FLIGHTREC_BIN, rec_path, out, err);
+    CHECK_EQ_I(system(cmd), 0);
+    const char *json = slurp(out);
+    char key[64];
+    snprintf(key, sizeof key, "{\"tid\":%lld,", (long long)tid);
+    const char *p = strstr(json, key);
+    if (p == NULL)
+        TEST_FAIL("no thread %lld in the report:\n%s", (long long)tid, json);
+    unsigned long long switches, reported_ns;
+    const char *q = strstr(p, "\"switches\":");
+    CHECK(q != NULL);
+    CHECK(sscanf(q, "\"switches\":%llu,\"cpu_ns\":%llu", &switches,
+                 &reported_ns) == 2);
+    CHECK_EQ_U(switches, ins);
+    CHECK_EQ_U(reported_ns, cpu_ns);
+    CHECK(cpu_ns > 0);
+}
+
 /* Every sleep of each pinned thread, on its CPU, in order with the
  * thread's own events. */
 TEST(switches_of_pinned_threads)
@@ -268,6 +314,7 @@ TEST(switches_of_pinned_threads)
         }
         CHECK(mark != SIZE_MAX);
         CHECK_EQ_U(polls, SLEEPS);
+        report_check(rec_path, &rec, tid, ins);
         /* Each sleep: switched out blocked, then back in, on its CPU. */
         CHECK_EQ_U(blocked_sleeps, SLEEPS);
         CHECK(outs >= SLEEPS);

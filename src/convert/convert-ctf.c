@@ -61,6 +61,8 @@
 #define FR_CTF_EVENT_MAX (14u + FR_CTF_NAME_MAX + 8u + FLIGHTREC_STRING_MAX)
 /* Event header: the id of an extended header. */
 #define FR_CTF_EXTENDED 0xffffu
+/* Processors of a stream whose rings switch tasks, at most. */
+#define FR_CTF_TASK_CPUS 64
 
 enum {
     CLS_SCHED_SWITCH = FR_EVENT_IDS,
@@ -95,6 +97,7 @@ struct ctf_stream {
     int64_t cur_tid;         /* running thread (RTEMS id), -1 unknown */
     int64_t out_tid;         /* last switched out, -1 none */
     int64_t blocked_tid;     /* processor ring: SCHEDULER_BLOCK before OUT */
+    int task_switches;       /* a scheduler's own switches (firmware) */
     /* UST state: pending malloc size */
     int malloc_pending;
     uint64_t malloc_size;
@@ -128,6 +131,10 @@ struct ctf_sink {
      * tmp/kernel), made at the first such record; NULL until then. */
     struct ctf_sink *kernel_trace;
     int processor_rings;     /* this is that trace: perf's switches */
+    /* Owners of rings that switch tasks themselves (a firmware's
+     * scheduler): each is a processor of the kernel trace. */
+    int64_t task_cpu_owner[FR_CTF_TASK_CPUS];
+    int task_cpus;
 };
 
 static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
@@ -543,7 +550,7 @@ static int kernel_record(struct ctf_sink *s, struct ctf_stream *st,
 {
     unsigned char *p;
     uint32_t ev = r->event;
-    if (s->processor_rings)
+    if (s->processor_rings && !st->task_switches)
         return processor_record(s, st, r, ns);
     switch (s->ev.role[ev]) {
     case FR_ROLE_SWITCH_OUT:
@@ -730,6 +737,24 @@ static struct ctf_sink *kernel_trace(struct ctf_sink *s)
     return k;
 }
 
+/* The kernel-trace processor of a record whose ring's owner switches tasks
+ * (THREAD_SWITCH_* in a thread's own rings: a firmware's scheduler, whose
+ * "thread" is the CPU), from its first switch on; -1 for the others. */
+static int task_cpu(struct ctf_sink *s, const struct flightrec_record *r)
+{
+    int64_t owner = r->ring_info->thread_id;
+    for (int i = 0; i < s->task_cpus; i++)
+        if (s->task_cpu_owner[i] == owner)
+            return i;
+    int role = r->type == FLIGHTREC_RECORD_EVENT && r->event < FR_EVENT_IDS
+                   ? s->ev.role[r->event] : 0;
+    if ((role != FR_ROLE_SWITCH_IN && role != FR_ROLE_SWITCH_OUT) ||
+        s->task_cpus == FR_CTF_TASK_CPUS)
+        return -1;
+    s->task_cpu_owner[s->task_cpus] = owner;
+    return s->task_cpus++;
+}
+
 static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
@@ -746,6 +771,25 @@ static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
             return -1;
         }
         return 0;
+    }
+    if (!s->base.kernel && !s->processor_rings && r->ring_info != NULL) {
+        int cpu = task_cpu(s, r);
+        if (cpu >= 0) {
+            struct ctf_sink *k = kernel_trace(s);
+            if (k == NULL)
+                return -1;
+            struct flightrec_record rec = *r;
+            rec.ring = (uint32_t)cpu;
+            struct ctf_stream *kst = get_stream(k, rec.ring);
+            if (kst == NULL)
+                return -1;
+            kst->task_switches = 1;
+            if (ctf_record(&k->base, &rec) != 0) {
+                memcpy(s->base.error, k->base.error, sizeof s->base.error);
+                return -1;
+            }
+            return 0;
+        }
     }
     struct ctf_stream *st = get_stream(s, r->ring);
     if (st == NULL)
@@ -1055,6 +1099,31 @@ static int move_to_ust(struct ctf_sink *s)
     return rc;
 }
 
+/* The kernel trace's files up into this directory, in place of it. */
+static int move_up_kernel(struct ctf_sink *s)
+{
+    char kernel[4200], from[4500], to[4500];
+    snprintf(kernel, sizeof kernel, "%s/kernel", s->tmp);
+    DIR *d = opendir(kernel);
+    if (d == NULL)
+        return fail(s, "cannot read", kernel);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, "metadata") != 0 &&
+            strncmp(e->d_name, "stream_", 7) != 0)
+            continue;
+        snprintf(from, sizeof from, "%s/%s", kernel, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", s->tmp, e->d_name);
+        if (rename(from, to) != 0)
+            rc = fail(s, "cannot move", from);
+    }
+    closedir(d);
+    if (rc == 0 && rmdir(kernel) != 0)
+        rc = fail(s, "cannot remove", kernel);
+    return rc;
+}
+
 static int ctf_end(struct fr_sink *base)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
@@ -1066,7 +1135,14 @@ static int ctf_end(struct fr_sink *base)
                sizeof s->base.error);
         return -1;
     }
-    /* The kernel trace lies inside this one's directory: no commit. */
+    /* The kernel trace lies inside this one's directory: no commit.  When
+     * it is all there is (a firmware's recording), it is the output. */
+    if (s->kernel_trace != NULL && s->streams.count == 0) {
+        if (move_up_kernel(s) != 0 || (s->dir != NULL && commit(s) != 0))
+            return -1;
+        s->committed = 1;
+        return 0;
+    }
     if (write_metadata(s) != 0 ||
         (s->kernel_trace != NULL && move_to_ust(s) != 0) ||
         (s->dir != NULL && commit(s) != 0))

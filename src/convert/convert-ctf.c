@@ -755,9 +755,43 @@ static int task_cpu(struct ctf_sink *s, const struct flightrec_record *r)
     return s->task_cpus++;
 }
 
+/* A thread that exits while on a CPU has no switch out (perf stops
+ * following it first): its THREAD_EXIT is the switch to the idle task. */
+struct exit_switch {
+    struct ctf_sink *k;
+    int64_t tid;
+    uint64_t ns;
+    int err;
+};
+
+static void exit_switch_one(void *val, void *arg)
+{
+    struct ctf_stream *st = val;
+    struct exit_switch *x = arg;
+    if (st->task_switches || st->cur_tid != x->tid || x->err != 0)
+        return;
+    uint64_t ns = x->ns > st->last_ns ? x->ns : st->last_ns;
+    st->last_ns = ns;
+    st->cur_tid = 0;
+    /* TASK_DEAD */
+    x->err = put_sched_switch(x->k, st, ns, x->tid, 0x80, 0);
+}
+
 static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
+    if (!s->base.kernel && s->kernel_trace != NULL &&
+        r->type == FLIGHTREC_RECORD_EVENT &&
+        r->event == FLIGHTREC_EV_THREAD_EXIT) {
+        struct exit_switch x = { s->kernel_trace,
+                                 (int64_t)(int32_t)r->data, r->time_ns, 0 };
+        fr_map_each(&s->kernel_trace->streams, exit_switch_one, &x);
+        if (x.err != 0) {
+            memcpy(s->base.error, s->kernel_trace->base.error,
+                   sizeof s->base.error);
+            return -1;
+        }
+    }
     if (!s->base.kernel && r->ring_info != NULL &&
         r->ring_info->context == FLIGHTREC_RING_CONTEXT_CPU &&
         r->ring >= FLIGHTREC_CPU_RING_BASE) {

@@ -474,6 +474,7 @@ static int processor_record(struct fr_model *m, struct fr_mring *r,
     uint32_t cpu = rec->ring - FLIGHTREC_CPU_RING_BASE;
     char name[64];
     c->cpu = cpu;
+    m->cpu_rings = 1;
     if (r->cpu_track == NULL) {
         snprintf(name, sizeof name, "CPU %" PRIu32, cpu);
         r->cpu_track = get_track(m, FR_TRACK_CPU, (int64_t)cpu, cpu, name,
@@ -506,6 +507,28 @@ static int processor_record(struct fr_model *m, struct fr_mring *r,
     }
 }
 
+/* A thread that exits while on a CPU has no switch out (perf stops
+ * following it first): its THREAD_EXIT ends its run there. */
+struct exit_run {
+    struct fr_model *m;
+    const struct fr_ctx *c;
+    uint64_t tid;
+    int err;
+};
+
+static void end_exited_run(void *val, void *arg)
+{
+    struct fr_mring *r = val;
+    struct exit_run *x = arg;
+    if (r->cpu_track == NULL || r->ring < FLIGHTREC_CPU_RING_BASE ||
+        x->err != 0)
+        return;
+    struct fr_ctx c = *x->c;
+    c.cpu = r->ring - FLIGHTREC_CPU_RING_BASE;
+    pop(x->m, &c, r->cpu_track, FR_SLICE_RUN, x->tid, FLIGHTREC_EV_THREAD_EXIT,
+        x->tid, &x->err);
+}
+
 int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
 {
     if (rec->type == FLIGHTREC_RECORD_EVENT && rec->event >= FR_EVENT_IDS)
@@ -523,5 +546,13 @@ int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
         rec->ring_info->context == FLIGHTREC_RING_CONTEXT_CPU &&
         rec->ring >= FLIGHTREC_CPU_RING_BASE)
         return processor_record(m, r, &c, rec);
+    if (rec->type == FLIGHTREC_RECORD_EVENT &&
+        rec->event == FLIGHTREC_EV_THREAD_EXIT && m->cpu_rings) {
+        struct exit_run x = { m, &c, (uint64_t)(int64_t)(int32_t)rec->data,
+                              0 };
+        fr_map_each(&m->rings, end_exited_run, &x);
+        if (x.err != 0)
+            return x.err;
+    }
     return user_record(m, r, &c, rec);
 }

@@ -38,20 +38,26 @@ static void cpu_event(struct drv *d, int cpu, uint64_t ns, uint32_t event,
 
 /* Thread 101 ("one") on CPU 0, thread 102 ("two") on CPU 1, from 1000 to
  * 9000 ns: 101 runs 4000 ns (blocks at 3000, preempted at 6000 and back at
- * 8000), 102 runs 5500 ns (preempted at 2000, back at 4500). */
+ * 8000), 102 runs 5500 ns (preempted at 2000, back at 4500); thread 103
+ * ("three") runs on CPU 1 from 2100 until it exits at 2500 (perf records
+ * no switch out of an exiting thread: its THREAD_EXIT ends the run). */
 static void scenario(int format, const char *path)
 {
     struct drv d;
     drv_init(&d, FLIGHTREC_STREAM_FLIGHTREC, format, path);
     drv_ring(&d, 0, 101, "one", 0);
     drv_ring(&d, 1, 102, "two", 0);
+    drv_ring(&d, 2, 103, "three", 0);
     drv_thread(&d, 101, "one");
     drv_thread(&d, 102, "two");
+    drv_thread(&d, 103, "three");
     drv_begin(&d);
     cpu_event(&d, 0, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, 101);
     cpu_event(&d, 1, 1000, FLIGHTREC_EV_THREAD_SWITCH_IN, 102);
     drv_event(&d, 0, 1500, FLIGHTREC_USER(2), 7);
     cpu_event(&d, 1, 2000, FLIGHTREC_EV_THREAD_SWITCH_OUT, 102);
+    cpu_event(&d, 1, 2100, FLIGHTREC_EV_THREAD_SWITCH_IN, 103);
+    drv_event(&d, 2, 2500, FLIGHTREC_EV_THREAD_EXIT, 103);
     cpu_event(&d, 0, 3000, FLIGHTREC_EV_SCHEDULER_BLOCK, 101);
     cpu_event(&d, 0, 3000, FLIGHTREC_EV_THREAD_SWITCH_OUT, 101);
     cpu_event(&d, 1, 4500, FLIGHTREC_EV_THREAD_SWITCH_IN, 102);
@@ -114,6 +120,8 @@ TEST(ctf_kernel_trace_babeltrace2)
         SW("00000000000000001000", "1", "swapper/1", "0", "0", "two", "102"),
         SW("00000000000000002000", "1", "two", "102", "0", "swapper/1", "0"),
         WAKE("00000000000000002000", "1", "two", "102"),
+        SW("00000000000000002100", "1", "swapper/1", "0", "0", "three", "103"),
+        SW("00000000000000002500", "1", "three", "103", "128", "swapper/1", "0"),
         SW("00000000000000003000", "0", "one", "101", "1", "swapper/0", "0"),
         SW("00000000000000004500", "1", "swapper/1", "0", "0", "two", "102"),
         SW("00000000000000005000", "0", "swapper/0", "0", "0", "one", "101"),
@@ -131,7 +139,7 @@ TEST(ctf_kernel_trace_babeltrace2)
              dir);
     out = run_cmd(cmd, &status);
     CHECK_EQ_I(status, 0);
-    CHECK_EQ_I(count_lines(out, "sched_switch:"), 10);
+    CHECK_EQ_I(count_lines(out, "sched_switch:"), 12);
     CHECK_EQ_I(count_lines(out, "sched_waking:"), 2);
     CHECK_EQ_I(count_lines(out, "USER_2:"), 1);
     CHECK_EQ_I(count_lines(out, "USER_3:"), 1);
@@ -175,10 +183,12 @@ TEST(perfetto_cpu_tracks)
     CHECK_EQ_I(status, 0);
     CHECK_EQ_S(out, "track 1 flightrec pid 4242: slices 0\n"
                     "track 16 CPU 0: slices 3\n"
-                    "track 17 CPU 1: slices 2\n"
+                    "track 17 CPU 1: slices 3\n"
                     "track 18 one: slices 0\n"
-                    "track 19 two: slices 0\n"
+                    "track 19 three: slices 0\n"
+                    "track 20 two: slices 0\n"
                     "slice CPU 1 two 1000..2000 depth 0\n"
+                    "slice CPU 1 three 2100..2500 depth 0\n"
                     "slice CPU 0 one 1000..3000 depth 0\n"
                     "slice CPU 0 one 5000..6000 depth 0\n"
                     "slice CPU 0 one 8000..9000 depth 0\n"

@@ -67,6 +67,19 @@
 /** The event id of an event word. */
 #define FLIGHTREC_GET_EVENT(word) ((uint32_t)(word) & FLIGHTREC_EVENT_MASK)
 
+/**
+ * RING_CONTEXT values: a thread's own events, its signal handlers, or a
+ * processor's context switches.  A processor ring has the id
+ * FLIGHTREC_CPU_RING_BASE + the processor's number, no owner thread, and
+ * holds THREAD_SWITCH_OUT / THREAD_SWITCH_IN of the program's threads on
+ * that processor (docs/format.md, "Processor rings").
+ */
+#define FLIGHTREC_RING_CONTEXT_THREAD 0u
+#define FLIGHTREC_RING_CONTEXT_SIGNAL 1u
+#define FLIGHTREC_RING_CONTEXT_CPU 2u
+/** Ring id of processor 0's ring (RING_CONTEXT FLIGHTREC_RING_CONTEXT_CPU). */
+#define FLIGHTREC_CPU_RING_BASE 0xff0000u
+
 /** Size in bytes of one stream item of the given format. */
 #define FLIGHTREC_ITEM_SIZE(format) \
     (((format) == FLIGHTREC_FORMAT_LE_64 || \

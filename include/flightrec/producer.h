@@ -157,6 +157,11 @@ extern FLIGHTREC_API struct flightrec__control_page flightrec__control_page;
 FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
 
+/* The counter value at uptime 0 (after start-up), for code of ours outside
+ * the library that writes items timed on the counter itself (the preload
+ * library's context-switch rings). */
+FLIGHTREC_API uint64_t flightrec__counter_base(void);
+
 /* The ring slot of position @a head. */
 static FLIGHTREC_ALWAYS_INLINE struct flightrec_item *
 flightrec__slot(const struct flightrec__writer *w, uintptr_t head)

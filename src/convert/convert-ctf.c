@@ -15,6 +15,12 @@
  * metadata is written last, because user event names can be registered
  * anywhere in the stream.  The trace is written into a temporary directory
  * beside the output and swapped into place only when complete.
+ *
+ * A flightrec stream with processor rings (context switches recorded from
+ * perf) gets a second, kernel-shaped trace: one stream per CPU with
+ * sched_switch.  The output is then laid out as an LTTng session, the two
+ * traces side by side in `kernel` and `ust` (readers do not look for traces
+ * below one), so that babeltrace2 and LTTng's analyses read both.
  */
 #define _GNU_SOURCE /* renameat2 (RENAME_EXCHANGE) */
 #include <dirent.h>
@@ -29,6 +35,7 @@
 #include <unistd.h>
 
 #include <flightrec/events.h>
+#include <flightrec/format.h>
 
 #include "convert-events.h"
 #include "convert-map.h"
@@ -54,6 +61,8 @@
 #define FR_CTF_EVENT_MAX (14u + FR_CTF_NAME_MAX + 8u + FLIGHTREC_STRING_MAX)
 /* Event header: the id of an extended header. */
 #define FR_CTF_EXTENDED 0xffffu
+/* Processors of a stream whose rings switch tasks, at most. */
+#define FR_CTF_TASK_CPUS 64
 
 enum {
     CLS_SCHED_SWITCH = FR_EVENT_IDS,
@@ -87,6 +96,8 @@ struct ctf_stream {
     /* kernel state (RTEMS CPU) */
     int64_t cur_tid;         /* running thread (RTEMS id), -1 unknown */
     int64_t out_tid;         /* last switched out, -1 none */
+    int64_t blocked_tid;     /* processor ring: SCHEDULER_BLOCK before OUT */
+    int task_switches;       /* a scheduler's own switches (firmware) */
     /* UST state: pending malloc size */
     int malloc_pending;
     uint64_t malloc_size;
@@ -116,6 +127,14 @@ struct ctf_sink {
     int hand;                /* next slot to reuse */
     int *fds;
     struct ctf_stream **owners;
+    /* The kernel trace of a flightrec stream's processor rings (in
+     * tmp/kernel), made at the first such record; NULL until then. */
+    struct ctf_sink *kernel_trace;
+    int processor_rings;     /* this is that trace: perf's switches */
+    /* Owners of rings that switch tasks themselves (a firmware's
+     * scheduler): each is a processor of the kernel trace. */
+    int64_t task_cpu_owner[FR_CTF_TASK_CPUS];
+    int task_cpus;
 };
 
 static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
@@ -296,6 +315,7 @@ static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
         st->plen = 1;
         st->cur_tid = -1;
         st->out_tid = -1;
+        st->blocked_tid = -1;
         index_stream(s, st);
     }
     s->cache = st;
@@ -436,7 +456,7 @@ static void comm16(struct ctf_sink *s, struct ctf_stream *st, int64_t tid,
     memset(dst, 0, 16);
     if (tid < 0)
         return;
-    if (fr_rtems_is_idle(tid)) {
+    if (fr_rtems_is_idle(tid) || (s->processor_rings && tid == 0)) {
         snprintf((char *)dst, 16, "swapper/%" PRIu32, st->ring);
         return;
     }
@@ -458,11 +478,80 @@ static int32_t kernel_tid(int64_t tid)
     return (int32_t)tid;
 }
 
+/* sched_switch from @a prev (leaving in @a state) to @a next on @a st's
+ * CPU; thread id 0 is the idle task. */
+static int put_sched_switch(struct ctf_sink *s, struct ctf_stream *st,
+                            uint64_t ns, int64_t prev, int64_t state,
+                            int64_t next)
+{
+    unsigned char *p = event_begin(s, st, CLS_SCHED_SWITCH, ns);
+    if (p == NULL)
+        return -1;
+    int32_t prio = 20, t;
+    comm16(s, st, prev, p);
+    t = (int32_t)prev;
+    memcpy(p + 16, &t, 4);
+    memcpy(p + 20, &prio, 4);
+    memcpy(p + 24, &state, 8);
+    comm16(s, st, next, p + 32);
+    t = (int32_t)next;
+    memcpy(p + 48, &t, 4);
+    memcpy(p + 52, &prio, 4);
+    event_end(st, p + 56);
+    return 0;
+}
+
+/* A processor ring of a flightrec stream (perf's switches): only the
+ * program's threads are seen, so a thread switches out to the idle task
+ * (whatever else ran is not the program's) and in from it.  A thread that
+ * left without blocking (SCHEDULER_BLOCK before its SWITCH_OUT) was
+ * preempted and stays runnable: LTTng's analyses learn that from a
+ * sched_waking at that moment, so that lttng-schedtop measures how long
+ * it waited for a CPU again. */
+static int processor_record(struct ctf_sink *s, struct ctf_stream *st,
+                            const struct flightrec_record *r, uint64_t ns)
+{
+    int64_t tid = (int64_t)(int32_t)r->data;
+    if (r->event == FLIGHTREC_EV_SCHEDULER_BLOCK) {
+        st->blocked_tid = tid;
+        return 0;
+    }
+    switch (s->ev.role[r->event]) {
+    case FR_ROLE_SWITCH_OUT: {
+        int blocked = st->blocked_tid == tid;
+        st->blocked_tid = -1;
+        st->cur_tid = 0;
+        /* TASK_INTERRUPTIBLE (1) or TASK_RUNNING (0). */
+        if (put_sched_switch(s, st, ns, tid, blocked ? 1 : 0, 0) != 0)
+            return -1;
+        if (blocked)
+            return 0;
+        unsigned char *p = event_begin(s, st, CLS_SCHED_WAKING, ns);
+        if (p == NULL)
+            return -1;
+        int32_t t = (int32_t)tid, prio = 20, cpu = (int32_t)st->ring;
+        comm16(s, st, tid, p);
+        memcpy(p + 16, &t, 4);
+        memcpy(p + 20, &prio, 4);
+        memcpy(p + 24, &cpu, 4);
+        event_end(st, p + 28);
+        return 0;
+    }
+    case FR_ROLE_SWITCH_IN:
+        st->cur_tid = tid;
+        return put_sched_switch(s, st, ns, 0, 0, tid);
+    default:
+        return put_defined(s, st, r, ns);
+    }
+}
+
 static int kernel_record(struct ctf_sink *s, struct ctf_stream *st,
                          const struct flightrec_record *r, uint64_t ns)
 {
     unsigned char *p;
     uint32_t ev = r->event;
+    if (s->processor_rings && !st->task_switches)
+        return processor_record(s, st, r, ns);
     switch (s->ev.role[ev]) {
     case FR_ROLE_SWITCH_OUT:
         st->out_tid = (int64_t)r->data;
@@ -604,9 +693,138 @@ static int refresh_context(struct ctf_sink *s, struct ctf_stream *st,
     return 0;
 }
 
+static int ctf_begin(struct fr_sink *base);
+static const struct fr_sink_ops ctf_ops;
+
+/* The kernel trace beside this one, made on first use. */
+static struct ctf_sink *kernel_trace(struct ctf_sink *s)
+{
+    if (s->kernel_trace != NULL)
+        return s->kernel_trace;
+    struct ctf_sink *k = calloc(1, sizeof *k);
+    size_t len = strlen(s->tmp) + sizeof "/kernel";
+    if (k != NULL) {
+        k->nslots = s->nslots > 64 ? 64 : s->nslots;
+        k->tmp = malloc(len);
+        k->fds = calloc((size_t)k->nslots, sizeof *k->fds);
+        k->owners = calloc((size_t)k->nslots, sizeof *k->owners);
+    }
+    if (k == NULL || k->tmp == NULL || k->fds == NULL || k->owners == NULL) {
+        if (k != NULL) {
+            free(k->tmp);
+            free(k->fds);
+            free(k->owners);
+        }
+        free(k);
+        fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
+        return NULL;
+    }
+    snprintf(k->tmp, len, "%s/kernel", s->tmp);
+    k->base.ops = &ctf_ops;
+    k->base.kernel = 1;
+    k->base.src = s->base.src;
+    k->little = s->little;
+    k->processor_rings = 1;
+    fr_map_init(&k->streams);
+    s->kernel_trace = k;
+    if (mkdir(k->tmp, 0755) != 0) {
+        fail(s, "cannot create", k->tmp);
+        return NULL;
+    }
+    ctf_begin(&k->base);
+    /* Another trace: another UUID (readers join traces that share one). */
+    k->uuid[15] ^= 0xa5;
+    return k;
+}
+
+/* The kernel-trace processor of a record whose ring's owner switches tasks
+ * (THREAD_SWITCH_* in a thread's own rings: a firmware's scheduler, whose
+ * "thread" is the CPU), from its first switch on; -1 for the others. */
+static int task_cpu(struct ctf_sink *s, const struct flightrec_record *r)
+{
+    int64_t owner = r->ring_info->thread_id;
+    for (int i = 0; i < s->task_cpus; i++)
+        if (s->task_cpu_owner[i] == owner)
+            return i;
+    int role = r->type == FLIGHTREC_RECORD_EVENT && r->event < FR_EVENT_IDS
+                   ? s->ev.role[r->event] : 0;
+    if ((role != FR_ROLE_SWITCH_IN && role != FR_ROLE_SWITCH_OUT) ||
+        s->task_cpus == FR_CTF_TASK_CPUS)
+        return -1;
+    s->task_cpu_owner[s->task_cpus] = owner;
+    return s->task_cpus++;
+}
+
+/* A thread that exits while on a CPU has no switch out (perf stops
+ * following it first): its THREAD_EXIT is the switch to the idle task. */
+struct exit_switch {
+    struct ctf_sink *k;
+    int64_t tid;
+    uint64_t ns;
+    int err;
+};
+
+static void exit_switch_one(void *val, void *arg)
+{
+    struct ctf_stream *st = val;
+    struct exit_switch *x = arg;
+    if (st->task_switches || st->cur_tid != x->tid || x->err != 0)
+        return;
+    uint64_t ns = x->ns > st->last_ns ? x->ns : st->last_ns;
+    st->last_ns = ns;
+    st->cur_tid = 0;
+    /* TASK_DEAD */
+    x->err = put_sched_switch(x->k, st, ns, x->tid, 0x80, 0);
+}
+
 static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
+    if (!s->base.kernel && s->kernel_trace != NULL &&
+        r->type == FLIGHTREC_RECORD_EVENT &&
+        r->event == FLIGHTREC_EV_THREAD_EXIT) {
+        struct exit_switch x = { s->kernel_trace,
+                                 (int64_t)(int32_t)r->data, r->time_ns, 0 };
+        fr_map_each(&s->kernel_trace->streams, exit_switch_one, &x);
+        if (x.err != 0) {
+            memcpy(s->base.error, s->kernel_trace->base.error,
+                   sizeof s->base.error);
+            return -1;
+        }
+    }
+    if (!s->base.kernel && r->ring_info != NULL &&
+        r->ring_info->context == FLIGHTREC_RING_CONTEXT_CPU &&
+        r->ring >= FLIGHTREC_CPU_RING_BASE) {
+        struct ctf_sink *k = kernel_trace(s);
+        if (k == NULL)
+            return -1;
+        struct flightrec_record cpu = *r;
+        cpu.ring = r->ring - FLIGHTREC_CPU_RING_BASE;
+        if (ctf_record(&k->base, &cpu) != 0) {
+            memcpy(s->base.error, k->base.error, sizeof s->base.error);
+            return -1;
+        }
+        return 0;
+    }
+    if (!s->base.kernel && !s->processor_rings && r->ring_info != NULL) {
+        int cpu = task_cpu(s, r);
+        if (cpu >= 0) {
+            struct ctf_sink *k = kernel_trace(s);
+            if (k == NULL)
+                return -1;
+            struct flightrec_record rec = *r;
+            rec.ring = (uint32_t)cpu;
+            struct ctf_stream *kst = get_stream(k, rec.ring);
+            if (kst == NULL)
+                return -1;
+            kst->task_switches = 1;
+            if (ctf_record(&k->base, &rec) != 0) {
+                memcpy(s->base.error, k->base.error, sizeof s->base.error);
+                return -1;
+            }
+            return 0;
+        }
+    }
     struct ctf_stream *st = get_stream(s, r->ring);
     if (st == NULL)
         return -1;
@@ -740,7 +958,9 @@ static int write_metadata(struct ctf_sink *s)
                       "    kernel_release = \"5\";\n"
                       "    kernel_version = \"0\";\n"
                       "    hostname = ");
-        tsdl_string(o, info->bsp[0] ? info->bsp : "rtems");
+        tsdl_string(o, info->bsp[0] ? info->bsp
+                       : info->kind == FLIGHTREC_STREAM_FLIGHTREC ? "flightrec"
+                       : "rtems");
         fr_out_str(o, ";\n    trace_buffering_scheme = \"global\";\n");
         if (info->arch[0]) {
             fr_out_str(o, "    rtems_arch = ");
@@ -840,6 +1060,15 @@ static void remove_trace(const char *dir)
         }
         closedir(d);
     }
+    /* The two traces of a session layout. */
+    static const char *const subtraces[] = { "kernel", "ust" };
+    for (int i = 0; i < 2; i++) {
+        char sub[4200];
+        struct stat st;
+        snprintf(sub, sizeof sub, "%s/%s", dir, subtraces[i]);
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_trace(sub);
+    }
     rmdir(dir);
 }
 
@@ -877,13 +1106,80 @@ static int commit(struct ctf_sink *s)
     return 0;
 }
 
+/* Beside a kernel trace, this one goes to `ust` (LTTng's session layout:
+ * a reader takes a directory holding metadata as one trace and looks no
+ * deeper). */
+static int move_to_ust(struct ctf_sink *s)
+{
+    char ust[4200], from[4500], to[4500];
+    snprintf(ust, sizeof ust, "%s/ust", s->tmp);
+    if (mkdir(ust, 0755) != 0)
+        return fail(s, "cannot create", ust);
+    DIR *d = opendir(s->tmp);
+    if (d == NULL)
+        return fail(s, "cannot read", s->tmp);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, "metadata") != 0 &&
+            strncmp(e->d_name, "stream_", 7) != 0)
+            continue;
+        snprintf(from, sizeof from, "%s/%s", s->tmp, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", ust, e->d_name);
+        if (rename(from, to) != 0)
+            rc = fail(s, "cannot move", from);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The kernel trace's files up into this directory, in place of it. */
+static int move_up_kernel(struct ctf_sink *s)
+{
+    char kernel[4200], from[4500], to[4500];
+    snprintf(kernel, sizeof kernel, "%s/kernel", s->tmp);
+    DIR *d = opendir(kernel);
+    if (d == NULL)
+        return fail(s, "cannot read", kernel);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, "metadata") != 0 &&
+            strncmp(e->d_name, "stream_", 7) != 0)
+            continue;
+        snprintf(from, sizeof from, "%s/%s", kernel, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", s->tmp, e->d_name);
+        if (rename(from, to) != 0)
+            rc = fail(s, "cannot move", from);
+    }
+    closedir(d);
+    if (rc == 0 && rmdir(kernel) != 0)
+        rc = fail(s, "cannot remove", kernel);
+    return rc;
+}
+
 static int ctf_end(struct fr_sink *base)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
     fr_map_each(&s->streams, flush_one, s);
     if (close_files(s) != 0 || s->base.error[0] != '\0')
         return -1;
-    if (write_metadata(s) != 0 || commit(s) != 0)
+    if (s->kernel_trace != NULL && ctf_end(&s->kernel_trace->base) != 0) {
+        memcpy(s->base.error, s->kernel_trace->base.error,
+               sizeof s->base.error);
+        return -1;
+    }
+    /* The kernel trace lies inside this one's directory: no commit.  When
+     * it is all there is (a firmware's recording), it is the output. */
+    if (s->kernel_trace != NULL && s->streams.count == 0) {
+        if (move_up_kernel(s) != 0 || (s->dir != NULL && commit(s) != 0))
+            return -1;
+        s->committed = 1;
+        return 0;
+    }
+    if (write_metadata(s) != 0 ||
+        (s->kernel_trace != NULL && move_to_ust(s) != 0) ||
+        (s->dir != NULL && commit(s) != 0))
         return -1;
     s->committed = 1;
     return 0;
@@ -900,6 +1196,8 @@ static void free_one(void *val, void *arg)
 static void ctf_destroy(struct fr_sink *base)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
+    if (s->kernel_trace != NULL)
+        ctf_destroy(&s->kernel_trace->base);
     close_files(s);
     /* Not committed: the conversion failed and leaves nothing behind. */
     if (!s->committed && s->tmp != NULL)
@@ -959,6 +1257,16 @@ static int check_target(const char *dir, char *err, size_t err_size)
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
+        if (strcmp(e->d_name, "kernel") == 0 || strcmp(e->d_name, "ust") == 0) {
+            /* The session layout: its traces are checked in turn. */
+            char sub[4200];
+            snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+            if (check_target(sub, err, err_size) != 0) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
         if (strcmp(e->d_name, "metadata") != 0 &&
             strncmp(e->d_name, "stream_", 7) != 0) {
             fr_errorf(err, err_size,

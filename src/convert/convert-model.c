@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <flightrec/format.h>
+
 #include "convert-fmt.h"
 
 struct fr_mring {
@@ -462,6 +464,71 @@ static int kernel_record(struct fr_model *m, struct fr_mring *r,
     return thread_event(m, r, c, t, rec);
 }
 
+/* A processor ring of a flightrec stream (context switches from perf):
+ * a CPU track whose slices are the program's threads running there;
+ * whatever else ran is not the program's and shows as a gap. */
+static int processor_record(struct fr_model *m, struct fr_mring *r,
+                            struct fr_ctx *c, const struct flightrec_record *rec)
+{
+    int err = 0;
+    uint32_t cpu = rec->ring - FLIGHTREC_CPU_RING_BASE;
+    char name[64];
+    c->cpu = cpu;
+    m->cpu_rings = 1;
+    if (r->cpu_track == NULL) {
+        snprintf(name, sizeof name, "CPU %" PRIu32, cpu);
+        r->cpu_track = get_track(m, FR_TRACK_CPU, (int64_t)cpu, cpu, name,
+                                 &err);
+        if (r->cpu_track == NULL || err != 0)
+            return -1;
+    }
+    if (rec->type == FLIGHTREC_RECORD_LOSS)
+        return m->ops->loss(m->w, c, r->cpu_track, rec->loss_kind,
+                            rec->loss_count);
+    int64_t tid = (int64_t)(int32_t)rec->data;
+    switch (m->ev.role[rec->event]) {
+    case FR_ROLE_SWITCH_IN: {
+        const char *thread = NULL;
+        if (m->src->thread_name != NULL)
+            thread = m->src->thread_name(m->src->arg, tid);
+        if (thread == NULL || thread[0] == '\0') {
+            snprintf(name, sizeof name, "thread %" PRId64, tid);
+            thread = name;
+        }
+        return push(m, c, r->cpu_track, FR_SLICE_RUN, rec->event,
+                    (uint64_t)tid, rec->data, thread);
+    }
+    case FR_ROLE_SWITCH_OUT:
+        pop(m, c, r->cpu_track, FR_SLICE_RUN, (uint64_t)tid, rec->event,
+            rec->data, &err);
+        return err;
+    default:
+        return 0; /* SCHEDULER_BLOCK: the gap that follows says it */
+    }
+}
+
+/* A thread that exits while on a CPU has no switch out (perf stops
+ * following it first): its THREAD_EXIT ends its run there. */
+struct exit_run {
+    struct fr_model *m;
+    const struct fr_ctx *c;
+    uint64_t tid;
+    int err;
+};
+
+static void end_exited_run(void *val, void *arg)
+{
+    struct fr_mring *r = val;
+    struct exit_run *x = arg;
+    if (r->cpu_track == NULL || r->ring < FLIGHTREC_CPU_RING_BASE ||
+        x->err != 0)
+        return;
+    struct fr_ctx c = *x->c;
+    c.cpu = r->ring - FLIGHTREC_CPU_RING_BASE;
+    pop(x->m, &c, r->cpu_track, FR_SLICE_RUN, x->tid, FLIGHTREC_EV_THREAD_EXIT,
+        x->tid, &x->err);
+}
+
 int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
 {
     if (rec->type == FLIGHTREC_RECORD_EVENT && rec->event >= FR_EVENT_IDS)
@@ -475,5 +542,17 @@ int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
     struct fr_ctx c = { r->last_ns, rec->ring, NULL, 0 };
     if (m->kernel)
         return kernel_record(m, r, &c, rec);
+    if (rec->ring_info != NULL &&
+        rec->ring_info->context == FLIGHTREC_RING_CONTEXT_CPU &&
+        rec->ring >= FLIGHTREC_CPU_RING_BASE)
+        return processor_record(m, r, &c, rec);
+    if (rec->type == FLIGHTREC_RECORD_EVENT &&
+        rec->event == FLIGHTREC_EV_THREAD_EXIT && m->cpu_rings) {
+        struct exit_run x = { m, &c, (uint64_t)(int64_t)(int32_t)rec->data,
+                              0 };
+        fr_map_each(&m->rings, end_exited_run, &x);
+        if (x.err != 0)
+            return x.err;
+    }
     return user_record(m, r, &c, rec);
 }

@@ -101,6 +101,7 @@ struct fr_model {
     int kernel;
     struct fr_events ev;
     struct fr_map rings;
+    int cpu_rings;       /* processor rings seen (context switches) */
     struct fr_map tracks;
     struct fr_mring *cache;
     uint64_t next_uuid;

@@ -209,7 +209,7 @@ static void drain_as(int who)
     if (who == 1)
         process_ending = 1;
     if (who == 1 || !process_ending)
-        (void)flightrec_drain(record_fd);
+        preload_switches_drain(record_fd, flightrec_drain(record_fd));
     pthread_mutex_unlock(&drain_mutex);
     preload_busy = saved;
 }
@@ -397,6 +397,10 @@ __attribute__((constructor)) static void preload_init(void)
         atexit(at_exit_drain);
         take_end_signals();
         start_drain_thread();
+        /* After the drain thread: it does not inherit the events. */
+        pthread_mutex_lock(&drain_mutex);
+        (void)preload_switches_start(0);
+        pthread_mutex_unlock(&drain_mutex);
     }
     preload_busy = 0;
 }
@@ -442,6 +446,11 @@ void preload_after_fork_child(void)
             preload_groups = 0;
     }
     start_drain_thread();
+    if (record_fd >= 0) {
+        pthread_mutex_lock(&drain_mutex);
+        preload_switches_after_fork();
+        pthread_mutex_unlock(&drain_mutex);
+    }
     preload_busy = 0;
 }
 

@@ -162,6 +162,17 @@ void preload_after_fork_child(void);
 void preload_before_fork(void);
 void preload_after_fork_parent(void);
 
+/** Context switches from perf (switches.c).  Opens one event per CPU on
+ * this process unless FLIGHTREC_SWITCHES=0; says once on stderr, unless
+ * @a quiet, why it cannot.  Returns 1 when recording switches. */
+int preload_switches_start(int quiet);
+/** Writes the switches since the last call to @a fd as processor-ring
+ * chunks, after a drain of the rings that returned @a drained (nothing is
+ * written unless it is 0: the stream header must come first). */
+void preload_switches_drain(int fd, int drained);
+/** In the child of fork(): the child's own events. */
+void preload_switches_after_fork(void);
+
 #pragma GCC visibility pop
 
 #endif

@@ -51,6 +51,12 @@ const struct flightrec_timebase *flightrec__timebase(void)
     return &timebase;
 }
 
+uint64_t flightrec__counter_base(void)
+{
+    flightrec__ensure_init();
+    return timebase.base;
+}
+
 #if !defined(FLIGHTREC_PORT_COUNTER) && (defined(__x86_64__) || defined(__i386__))
 /* Frequency of a counter that does not say it: measured against the
  * monotonic clock over at least 20 ms since start-up (waiting for the

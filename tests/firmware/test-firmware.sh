@@ -3,7 +3,8 @@
 # The firmware test: builds and runs examples/firmware under QEMU twice
 # (icount mode: the two UART logs must be identical), expects the demo's
 # fault status (3), and checks that the log decodes to exactly the events
-# the demo made (check-firmware-log.py).
+# the demo made (check-firmware-log.py), and to a kernel-shaped CTF trace
+# (check-firmware-ctf.py).
 #   test-firmware.sh FLIGHTREC WORK_DIR [an385|an505]
 set -eu
 flightrec=$1
@@ -27,6 +28,10 @@ if ! cmp "$work/uart-1.log" "$work/uart-2.log"; then
     exit 1
 fi
 python3 "$here/check-firmware-log.py" "$flightrec" "$work/uart-1.log" "$board"
+# CTF takes the kernel shape: sched_switch and irq_handler_*, read by
+# babeltrace2 and LTTng's analyses.
+python3 "$here/check-firmware-ctf.py" "$flightrec" "$work/uart-1.log" \
+    "$work/ctf"
 # The check must see a loss: the same log without its third block.
 awk '/^-----BEGIN FLIGHTREC STREAM-----/ { n++ } n != 3 { print }
      n == 3 && /^-----END FLIGHTREC STREAM-----/ { n++ }' \

@@ -29,7 +29,7 @@
 
 static const char usage[] =
     "usage: flightrec record [-o FILE] [-f] [--mode flight|discard] "
-    "[--events GROUPS] [--items N] -- PROGRAM [ARGS...]\n"
+    "[--events GROUPS] [--items N] [--no-switches] -- PROGRAM [ARGS...]\n"
     "\n"
     "Run PROGRAM and record its threads, locks, memory, I/O, process and\n"
     "signal events into FILE while it runs (default PROGRAM.rec in the current\n"
@@ -43,9 +43,11 @@ static const char usage[] =
     "  --events GROUPS     comma-separated: threads, locks, memory, io,\n"
     "                      process, signals, all (default), none\n"
     "  --items N           items per thread ring (power of two, 16..16777216)\n"
+    "  --no-switches       do not record context switches (recorded from\n"
+    "                      perf where perf_event_paranoid is 2 or less)\n"
     "  -h, --help          show this help\n";
 
-enum { OPT_MODE = 256, OPT_EVENTS, OPT_ITEMS };
+enum { OPT_MODE = 256, OPT_EVENTS, OPT_ITEMS, OPT_NO_SWITCHES };
 
 static const char *const group_names[] = {
     "threads", "locks", "memory", "io", "process", "signals", "all", "none"
@@ -106,6 +108,41 @@ static int find_preload(char *out, size_t size)
     return -1;
 }
 
+/* Whether perf lets the program trace its own context switches: root
+ * may, others where kernel.perf_event_paranoid is 2 or less.  Says once
+ * why not.  FLIGHTREC_PERF_PARANOID stands in for the kernel's setting,
+ * root or not (tests). */
+static int switches_allowed(void)
+{
+    const char *forced = getenv("FLIGHTREC_PERF_PARANOID");
+    long level;
+    char text[32];
+    if (forced != NULL && *forced != '\0') {
+        char *end;
+        level = strtol(forced, &end, 10);
+        if (*end != '\0')
+            level = 3;
+    } else {
+        if (geteuid() == 0)
+            return 1;
+        FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+        if (f == NULL)
+            return 1; /* no setting to read: perf_event_open will say */
+        int got = fgets(text, sizeof text, f) != NULL;
+        fclose(f);
+        if (!got)
+            return 1;
+        level = strtol(text, NULL, 10);
+    }
+    if (level <= 2)
+        return 1;
+    cli_msg(CLI_WARN, "context switches are not recorded: "
+            "kernel.perf_event_paranoid is %ld (2 or less lets a program "
+            "trace its own threads; or run as root); recording the rest",
+            level);
+    return 0;
+}
+
 static volatile sig_atomic_t child_pid;
 
 /* A signal sent to record itself (kill, not the terminal, which signals the
@@ -134,11 +171,12 @@ int cmd_record(int argc, char **argv)
         { "mode", required_argument, NULL, OPT_MODE },
         { "events", required_argument, NULL, OPT_EVENTS },
         { "items", required_argument, NULL, OPT_ITEMS },
+        { "no-switches", no_argument, NULL, OPT_NO_SWITCHES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     const char *output = NULL, *mode = NULL, *events = NULL, *items = NULL;
-    int force = 0;
+    int force = 0, switches = 1;
     char default_output[PATH_MAX];
     char preload[PATH_MAX];
     int fd = -1;
@@ -168,6 +206,9 @@ int cmd_record(int argc, char **argv)
             break;
         case OPT_ITEMS:
             items = optarg;
+            break;
+        case OPT_NO_SWITCHES:
+            switches = 0;
             break;
         default:
             return cli_bad_option(c, argv, usage);
@@ -241,6 +282,11 @@ int cmd_record(int argc, char **argv)
         (mode != NULL && set_env("FLIGHTREC_MODE", mode) != 0) ||
         (items != NULL && set_env("FLIGHTREC_ITEMS", items) != 0) ||
         (events != NULL && set_env("FLIGHTREC_GROUPS", events) != 0))
+        goto fail_unlink;
+
+    if (switches && !switches_allowed())
+        switches = 0;
+    if (!switches && set_env("FLIGHTREC_SWITCHES", "0") != 0)
         goto fail_unlink;
 
     /* The child reports a failed exec through this pipe (closed on exec). */

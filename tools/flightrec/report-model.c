@@ -924,6 +924,46 @@ static void on_switch(struct report *rp, const struct flightrec_record *r,
     }
 }
 
+/* A processor ring of a flightrec stream (context switches from perf): the
+ * ring is a CPU and the data names the thread switched, as on RTEMS. */
+static int processor_record(struct report *rp, const struct flightrec_record *r,
+                            int timed, uint64_t ns)
+{
+    int64_t cpu = (int64_t)(r->ring - FLIGHTREC_CPU_RING_BASE);
+    if (r->type == FLIGHTREC_RECORD_LOSS) {
+        rp->loss_records++;
+        /* A switch may be among the lost: whoever ran there is unknown. */
+        for (size_t i = 0; i < rp->thread_count; i++)
+            if (rp->thread_list[i]->last_cpu == cpu)
+                rp->thread_list[i]->on_cpu = 0;
+        return 0;
+    }
+    rp->events++;
+    if (!timed) {
+        rp->untimed++;
+        return 0;
+    }
+    uint8_t role = rp->role[r->event & FLIGHTREC_EVENT_MASK];
+    if (role != RP_ROLE_SWITCH_IN && role != RP_ROLE_SWITCH_OUT)
+        return 0;
+    struct rp_thread *t = find_thread(rp, (int64_t)(int32_t)r->data);
+    if (t == NULL)
+        return 1;
+    if (role == RP_ROLE_SWITCH_OUT) {
+        t->switches_out++;
+        if (t->on_cpu)
+            cpu_interval(rp, t, t->on_since_ns, ns);
+        t->on_cpu = 0;
+    } else {
+        t->switches_in++;
+        t->on_cpu = 1;
+        t->on_since_ns = ns;
+        t->last_cpu = cpu;
+    }
+    t->switches_from_perf = 1;
+    return rp->oom ? 1 : 0;
+}
+
 int report_on_record(const struct flightrec_record *r, void *arg)
 {
     struct report *rp = arg;
@@ -947,6 +987,9 @@ int report_on_record(const struct flightrec_record *r, void *arg)
             rp->first_ns = ns;
         }
     }
+    if (ri != NULL && ri->context == FLIGHTREC_RING_CONTEXT_CPU &&
+        r->ring >= FLIGHTREC_CPU_RING_BASE && !rp->rtems)
+        return processor_record(rp, r, timed, ns);
     struct rp_thread *t = find_thread(rp, tid);
     if (t == NULL)
         return 1;
@@ -1131,9 +1174,14 @@ void report_finish(struct report *rp)
 {
     for (size_t i = 0; i < rp->thread_count; i++) {
         struct rp_thread *t = rp->thread_list[i];
-        /* Still running at the end of the trace. */
+        /* Still running at the end of the trace.  perf records no switch
+         * out of a thread that exits: such a thread ran until its last
+         * event (its exit). */
+        uint64_t end = rp->last_ns;
+        if (t->switches_from_perf)
+            end = t->last_ns > t->on_since_ns ? t->last_ns : t->on_since_ns;
         if (t->on_cpu && rp->have_time)
-            cpu_interval(rp, t, t->on_since_ns, rp->last_ns);
+            cpu_interval(rp, t, t->on_since_ns, end);
         t->on_cpu = 0;
         if (t->name[0] == '\0' && t->tid >= 0) {
             const char *n = flightrec_client_thread_name(rp->client, t->tid);

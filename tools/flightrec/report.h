@@ -167,6 +167,7 @@ struct rp_thread {
     uint64_t switches_in, switches_out;
     int on_cpu;
     uint64_t on_since_ns;
+    int switches_from_perf;  /* from processor rings: no last switch out */
     uint64_t cpu_ns;
     int64_t last_cpu;             /**< CPU id of the last switch in, -1 */
     uint64_t holds;               /**< locks it holds now */

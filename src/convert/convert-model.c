@@ -303,9 +303,15 @@ static int thread_event(struct fr_model *m, struct fr_mring *r,
         return err;
     case FR_ROLE_FREE_EXIT:
         return end_or_instant(m, c, t, FR_SLICE_CALL, ev - 1, rec);
-    case FR_ROLE_FUNC_ENTRY:
+    case FR_ROLE_FUNC_ENTRY: {
+        /* Named by the recorded objects' symbols where they can be. */
+        const char *symbol = m->src->symbol != NULL
+                                 ? m->src->symbol(m->src->symbol_arg, rec->data)
+                                 : NULL;
         return push(m, c, t, FR_SLICE_FUNC, ev, rec->data, rec->data,
-                    value_name(name, "0x", rec->data, 1));
+                    symbol != NULL ? symbol
+                                   : value_name(name, "0x", rec->data, 1));
+    }
     case FR_ROLE_FUNC_EXIT:
         return end_or_instant(m, c, t, FR_SLICE_FUNC, rec->data, rec);
     case FR_ROLE_LOCK_ENTRY:

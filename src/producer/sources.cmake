@@ -10,6 +10,7 @@ flightrec_library(NAME flightrec SOURCES
   producer/dump.c
   producer/event-names.c
   producer/fatal.c
+  producer/objects.c
   producer/filter.c
   producer/port-linux.c
   producer/produce.c

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Code addresses to symbol names: the OBJECT_LOAD records of a stream
+ * (docs/format.md, "Loaded objects") say which file was loaded where; the
+ * files' symbol tables (read with elfutils' libdwfl) name the addresses.
+ * Nothing in the stream is trusted: a missing or changed file, a wrong
+ * build-id or a stripped object leaves its addresses unnamed, with one
+ * message per object.
+ */
+#ifndef FLIGHTREC_CONVERT_SYMBOLS_H
+#define FLIGHTREC_CONVERT_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flightrec/client.h>
+
+struct fr_symbols;
+
+/* Where messages go: one line each, without the "flightrec: " prefix and
+ * without a line end; NULL: standard error. */
+typedef void (*fr_symbols_warn_fn)(void *arg, const char *message);
+
+/* @a word_bytes: the stream's data word size (4 or 8).  NULL if out of
+ * memory. */
+struct fr_symbols *fr_symbols_create(size_t word_bytes,
+                                     fr_symbols_warn_fn warn, void *arg);
+void fr_symbols_destroy(struct fr_symbols *s);
+
+/* Takes the OBJECT_* items among the records (all records may be passed;
+ * others are ignored). */
+void fr_symbols_record(struct fr_symbols *s, const struct flightrec_record *r);
+
+/* The name of the function at @a address ("name", or "name+0x10" inside
+ * it), or NULL if it cannot be named.  Valid until the next call. */
+const char *fr_symbols_name(struct fr_symbols *s, uint64_t address);
+
+/* The objects recorded so far, for the CTF statedump: returns 0 and fills
+ * the outputs for object @a index, -1 past the last. */
+int fr_symbols_object(const struct fr_symbols *s, size_t index,
+                      uint64_t *base, const char **path,
+                      const unsigned char **build_id, size_t *build_id_len);
+
+#endif

@@ -33,6 +33,7 @@
 #include "convert-events.h"
 #include "convert-map.h"
 #include "convert-out.h"
+#include "convert-symbols.h"
 #include "convert.h"
 
 /* Packet buffers start small and double up to the largest packet while the
@@ -607,6 +608,9 @@ static int refresh_context(struct ctf_sink *s, struct ctf_stream *st,
 static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
+    /* Loaded objects are metadata for the symbol names, not events. */
+    if (!s->base.kernel && fr_is_object_record(r))
+        return 0;
     struct ctf_stream *st = get_stream(s, r->ring);
     if (st == NULL)
         return -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "convert-fmt.h"
+#include "convert-symbols.h"
 
 struct fr_mring {
     uint32_t ring;
@@ -471,6 +472,9 @@ static int kernel_record(struct fr_model *m, struct fr_mring *r,
 int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
 {
     if (rec->type == FLIGHTREC_RECORD_EVENT && rec->event >= FR_EVENT_IDS)
+        return 0;
+    /* Loaded objects are metadata for the symbol names, not events. */
+    if (!m->kernel && fr_is_object_record(rec))
         return 0;
     struct fr_mring *r = get_ring(m, rec->ring);
     if (r == NULL)

@@ -15,7 +15,18 @@
 
 #include <flightrec/client.h>
 
+#include <flightrec/events.h>
+
 struct fr_symbols;
+
+/* An OBJECT_LOAD, OBJECT_PATH or OBJECT_BUILD_ID item of a flightrec
+ * stream (RTEMS streams number their events otherwise). */
+static inline int fr_is_object_record(const struct flightrec_record *r)
+{
+    return r->type == FLIGHTREC_RECORD_EVENT &&
+           r->event >= FLIGHTREC_EV_OBJECT_LOAD &&
+           r->event <= FLIGHTREC_EV_OBJECT_BUILD_ID;
+}
 
 /* Where messages go: one line each, without the "flightrec: " prefix and
  * without a line end; NULL: standard error. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <flightrec/events.h>
@@ -230,13 +231,21 @@ static void give_to_dwfl(struct fr_symbols *s, size_t index)
             return;   /* recorded again (a new start): the first serves */
     if (o->build_id_seen == 1 && o->build_id_got != o->build_id_len)
         o->build_id_len = o->build_id_got;  /* a cut record: what came */
-    int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+    /* Not blocking on a FIFO or a device the stream names. */
+    int fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         say(s, "cannot open %s (%s); its functions are shown as addresses",
             shown(o, text), strerror(errno));
         return;
     }
+    struct stat st;
+    int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     close(fd);
+    if (!regular) {
+        say(s, "%s is not a regular file; its functions are shown as "
+               "addresses", shown(o, text));
+        return;
+    }
     if (s->dwfl == NULL && (s->dwfl = dwfl_begin(&callbacks)) == NULL) {
         say(s, "cannot read %s: %s", shown(o, text), dwfl_errmsg(-1));
         return;

@@ -49,6 +49,12 @@ expect "print messages" "" "$(cat print.err)"
 expect "--no-symbols names" "0" "$(grep -c 'FUNCTION_.* tree_' plain.txt || true)"
 expect "--no-symbols entries" "9" "$(grep -c 'FUNCTION_ENTRY 0x[0-9a-f]*$' plain.txt)"
 
+# Under `flightrec record` the preload library records the objects too.
+"$flightrec" record -o r.rec -- ./fn-target r-own.rec "$dir/fn-plugin.so"
+"$flightrec" print r.rec >r.txt 2>r.err
+expect "record entries" "$entries" "$(names r.txt FUNCTION_ENTRY)"
+expect "record messages" "" "$(cat r.err)"
+
 # ftrace: B with the name, E closing it
 "$flightrec" convert --to ftrace -o t.ftrace t.rec 2>convert.err
 expect "ftrace begins" "$entries" "$(sed -n 's/.*tracing_mark_write: B|[0-9]*|//p' t.ftrace | tr '\n' ' ' | sed 's/ $//')"

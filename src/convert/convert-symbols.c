@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "convert-symbols.h"
 
 #include <elfutils/libdwfl.h>

@@ -5,6 +5,7 @@
 #include "convert-symbols.h"
 
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,14 +30,7 @@ enum {
 enum object_state { PENDING = 0, USABLE = 1, UNUSABLE = -1 };
 
 struct object {
-    uint64_t base;
-    char path[PATH_BYTES];
-    size_t path_len;
-    int path_done;
-    unsigned char build_id[BUILD_ID_BYTES];
-    size_t build_id_len;     /* as the record says */
-    size_t build_id_got;
-    int build_id_seen;       /* the length item came; 2: too long */
+    struct fr_object_rec rec;
     int state;
     int warned;              /* one message per object */
     Dwfl_Module *module;
@@ -96,7 +90,7 @@ say(struct fr_symbols *s, const char *fmt, ...)
 #define PATH_TEXT (4 * PATH_BYTES + 8)
 static const char *shown(const struct object *o, char *buf)
 {
-    escape(buf, PATH_TEXT, o->path, o->path_len);
+    escape(buf, PATH_TEXT, o->rec.path, o->rec.path_len);
     return buf;
 }
 
@@ -153,15 +147,48 @@ static void append(unsigned char *dst, size_t *len, size_t cap, uint64_t word,
     }
 }
 
+void fr_object_rec_start(struct fr_object_rec *o,
+                         const struct flightrec_record *r)
+{
+    memset(o, 0, sizeof *o);
+    o->base = r->data;
+    o->ns = r->time_ns;
+}
+
+int fr_object_rec_take(struct fr_object_rec *o,
+                       const struct flightrec_record *r, size_t word_bytes)
+{
+    if (r->type != FLIGHTREC_RECORD_EVENT)
+        return 0;
+    size_t word = word_bytes == 4 ? 4 : 8;
+    if (r->event == FLIGHTREC_EV_OBJECT_PATH) {
+        if (!o->path_done && o->build_id_seen == 0)
+            append((unsigned char *)o->path, &o->path_len,
+                   sizeof o->path - 1, r->data, word, &o->path_done);
+        return 1;
+    }
+    if (r->event != FLIGHTREC_EV_OBJECT_BUILD_ID)
+        return 0;
+    o->path_done = 1;
+    if (o->build_id_seen == 0) {
+        int fits = r->data <= sizeof o->build_id;
+        o->build_id_seen = fits ? 1 : 2;
+        o->build_id_want = fits ? (size_t)r->data : 0;
+    } else if (o->build_id_seen == 1) {
+        size_t left = o->build_id_want - o->build_id_len;
+        append(o->build_id, &o->build_id_len, o->build_id_want, r->data,
+               left < word ? left : word, NULL);
+    }
+    return 1;
+}
+
 void fr_symbols_record(struct fr_symbols *s, const struct flightrec_record *r)
 {
     if (r->type != FLIGHTREC_RECORD_EVENT) {
         fr_map_remove(&s->pending, r->ring);
         return;
     }
-    struct object *o;
-    switch (r->event) {
-    case FLIGHTREC_EV_OBJECT_LOAD:
+    if (r->event == FLIGHTREC_EV_OBJECT_LOAD) {
         fr_map_remove(&s->pending, r->ring);
         if (s->count == OBJECTS_MAX)
             return;
@@ -173,47 +200,28 @@ void fr_symbols_record(struct fr_symbols *s, const struct flightrec_record *r)
             s->objects = n;
             s->cap = cap;
         }
-        o = &s->objects[s->count];
+        struct object *o = &s->objects[s->count];
         memset(o, 0, sizeof *o);
-        o->base = r->data;
+        fr_object_rec_start(&o->rec, r);
         if (fr_map_put(&s->pending, r->ring,
                        (void *)(uintptr_t)(s->count + 1)) != 0)
             return;
         s->count++;
         s->dirty = 1;
         return;
-    case FLIGHTREC_EV_OBJECT_PATH:
-        o = open_object(s, r->ring);
-        if (o != NULL && !o->path_done && o->build_id_seen == 0)
-            append((unsigned char *)o->path, &o->path_len, PATH_BYTES - 1,
-                   r->data, s->word, &o->path_done);
-        return;
-    case FLIGHTREC_EV_OBJECT_BUILD_ID:
-        o = open_object(s, r->ring);
-        if (o == NULL)
-            return;
-        o->path_done = 1;
-        if (o->build_id_seen == 0) {
-            o->build_id_seen = r->data <= BUILD_ID_BYTES ? 1 : 2;
-            o->build_id_len = r->data <= BUILD_ID_BYTES ? (size_t)r->data : 0;
-        } else if (o->build_id_seen == 1) {
-            size_t left = o->build_id_len - o->build_id_got;
-            append(o->build_id, &o->build_id_got, o->build_id_len, r->data,
-                   left < s->word ? left : s->word, NULL);
-        }
-        return;
-    default:
-        /* Anything else on the ring ends its object record. */
-        if (s->pending.count != 0)
-            fr_map_remove(&s->pending, r->ring);
-        return;
     }
+    if (s->pending.count == 0)
+        return;
+    struct object *o = open_object(s, r->ring);
+    /* Anything else on the ring ends its object record. */
+    if (o != NULL && !fr_object_rec_take(&o->rec, r, s->word))
+        fr_map_remove(&s->pending, r->ring);
 }
 
 static int same_object(const struct object *a, const struct object *b)
 {
-    return a->base == b->base && a->path_len == b->path_len &&
-           memcmp(a->path, b->path, a->path_len) == 0;
+    return a->rec.base == b->rec.base && a->rec.path_len == b->rec.path_len &&
+           memcmp(a->rec.path, b->rec.path, a->rec.path_len) == 0;
 }
 
 static void give_to_dwfl(struct fr_symbols *s, size_t index)
@@ -221,20 +229,18 @@ static void give_to_dwfl(struct fr_symbols *s, size_t index)
     struct object *o = &s->objects[index];
     char text[PATH_TEXT];
     o->state = UNUSABLE;
-    if (o->path_len == 0 || o->path[0] != '/') {
-        if (o->path_len != 0)
+    if (o->rec.path_len == 0 || o->rec.path[0] != '/') {
+        if (o->rec.path_len != 0)
             say(s, "loaded object '%s' has no absolute path; its functions "
                    "are shown as addresses", shown(o, text));
         return;
     }
-    o->path[o->path_len] = '\0';
+    o->rec.path[o->rec.path_len] = '\0';
     for (size_t i = 0; i < index; i++)
         if (s->objects[i].state == USABLE && same_object(&s->objects[i], o))
             return;   /* recorded again (a new start): the first serves */
-    if (o->build_id_seen == 1 && o->build_id_got != o->build_id_len)
-        o->build_id_len = o->build_id_got;  /* a cut record: what came */
     /* Not blocking on a FIFO or a device the stream names. */
-    int fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(o->rec.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         say(s, "cannot open %s (%s); its functions are shown as addresses",
             shown(o, text), strerror(errno));
@@ -252,19 +258,19 @@ static void give_to_dwfl(struct fr_symbols *s, size_t index)
         say(s, "cannot read %s: %s", shown(o, text), dwfl_errmsg(-1));
         return;
     }
-    Dwfl_Module *m = dwfl_report_elf(s->dwfl, o->path, o->path, -1, o->base,
+    Dwfl_Module *m = dwfl_report_elf(s->dwfl, o->rec.path, o->rec.path, -1, o->rec.base,
                                      true);
     if (m == NULL) {
         say(s, "cannot read %s as ELF (%s); its functions are shown as "
                "addresses", shown(o, text), dwfl_errmsg(-1));
         return;
     }
-    if (o->build_id_len != 0) {
+    if (o->rec.build_id_len != 0) {
         const unsigned char *bits = NULL;
         GElf_Addr vaddr;
         int n = dwfl_module_build_id(m, &bits, &vaddr);
-        if (n != (int)o->build_id_len ||
-            memcmp(bits, o->build_id, o->build_id_len) != 0) {
+        if (n != (int)o->rec.build_id_len ||
+            memcmp(bits, o->rec.build_id, o->rec.build_id_len) != 0) {
             say(s, "%s is not the file that was recorded (its build-id "
                    "differs); its functions are shown as addresses",
                 shown(o, text));
@@ -336,7 +342,7 @@ const char *fr_symbols_name(struct fr_symbols *s, uint64_t address)
             o = c;
             break;
         }
-        if (c->state == UNUSABLE && address >= c->base)
+        if (c->state == UNUSABLE && address >= c->rec.base)
             covered = 1;   /* maybe its file: already said */
     }
     if (o == NULL) {
@@ -380,9 +386,56 @@ int fr_symbols_object(const struct fr_symbols *s, size_t index,
     if (index >= s->count)
         return -1;
     const struct object *o = &s->objects[index];
-    *base = o->base;
-    *path = o->path;
-    *build_id = o->build_id;
-    *build_id_len = o->build_id_seen == 1 ? o->build_id_got : 0;
+    *base = o->rec.base;
+    *path = o->rec.path;
+    *build_id = o->rec.build_id;
+    *build_id_len = o->rec.build_id_len;
     return 0;
+}
+
+int fr_object_file_info(const char *path, uint64_t *memsz, int *is_pic)
+{
+    *memsz = 0;
+    *is_pic = 0;
+    if (path[0] != '/')
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int rc = -1;
+    Elf *elf = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        goto out;
+    elf_version(EV_CURRENT);
+    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    size_t phnum;
+    if (elf == NULL || gelf_getehdr(elf, &eh) == NULL ||
+        elf_getphdrnum(elf, &phnum) != 0)
+        goto out;
+    uint64_t low = UINT64_MAX, high = 0;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
+            continue;
+        uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
+        uint64_t start = ph.p_vaddr & ~(align - 1);
+        if (ph.p_vaddr > UINT64_MAX - ph.p_memsz)
+            continue;   /* a hostile header: not a range */
+        if (start < low)
+            low = start;
+        if (ph.p_vaddr + ph.p_memsz > high)
+            high = ph.p_vaddr + ph.p_memsz;
+    }
+    if (high > low) {
+        *memsz = high - low;
+        *is_pic = eh.e_type == ET_DYN;
+        rc = 0;
+    }
+out:
+    if (elf != NULL)
+        elf_end(elf);
+    close(fd);
+    return rc;
 }

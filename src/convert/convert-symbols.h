@@ -19,6 +19,34 @@
 
 struct fr_symbols;
 
+/* One loaded-object record as it is assembled from its items. */
+struct fr_object_rec {
+    uint64_t base;
+    uint64_t ns;             /* the OBJECT_LOAD item's time */
+    char path[256];          /* NUL-terminated, at most 255 bytes */
+    size_t path_len;
+    int path_done;
+    unsigned char build_id[64];
+    size_t build_id_len;     /* bytes received (what the record said, or
+                              * less when it was cut) */
+    size_t build_id_want;
+    int build_id_seen;       /* the length item came; 2: too long */
+};
+
+/* Starts @a o from an OBJECT_LOAD record. */
+void fr_object_rec_start(struct fr_object_rec *o,
+                         const struct flightrec_record *r);
+/* Takes an OBJECT_PATH or OBJECT_BUILD_ID item of the record @a o (data
+ * words of @a word_bytes); other records are not taken.  Returns 1 if
+ * taken. */
+int fr_object_rec_take(struct fr_object_rec *o,
+                       const struct flightrec_record *r, size_t word_bytes);
+
+/* What the file at @a path says of itself when loaded: the bytes its
+ * PT_LOAD segments span and whether it is position-independent (ET_DYN).
+ * Returns 0, or -1 if it is not a regular, readable ELF file. */
+int fr_object_file_info(const char *path, uint64_t *memsz, int *is_pic);
+
 /* An OBJECT_LOAD, OBJECT_PATH or OBJECT_BUILD_ID item of a flightrec
  * stream (RTEMS streams number their events otherwise). */
 static inline int fr_is_object_record(const struct flightrec_record *r)

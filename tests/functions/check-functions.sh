@@ -9,9 +9,9 @@
 # stripped program, a missing or a replaced shared object give addresses
 # and one message each, never a failure.
 # usage: check-functions.sh FLIGHTREC FN_TARGET FN_PLUGIN SCRATCH VIEWERS_MJS
-#        NODE_MODULES
+#        NODE_MODULES FN_BARE
 set -eu
-flightrec=$1 target=$2 plugin=$3 dir=$4 viewers=$5 modules=$6
+flightrec=$1 target=$2 plugin=$3 dir=$4 viewers=$5 modules=$6 bare=$7
 here=$(cd "$(dirname "$0")" && pwd)
 convert_dir=$here/../convert
 rm -rf "$dir"
@@ -54,6 +54,20 @@ expect "--no-symbols entries" "9" "$(grep -c 'FUNCTION_ENTRY 0x[0-9a-f]*$' plain
 "$flightrec" print r.rec >r.txt 2>r.err
 expect "record entries" "$entries" "$(names r.txt FUNCTION_ENTRY)"
 expect "record messages" "" "$(cat r.err)"
+# Both the preload library and libflightrec-functions record objects: each
+# once all the same.
+expect "record objects once" "0" "$(awk '$5 == "OBJECT_LOAD" { print $6 }' r.txt | sort | uniq -d | wc -l | tr -d ' ')"
+expect "record objects" "7" "$(grep -c ' OBJECT_LOAD ' r.txt)"
+# A program that links nothing of flightrec: the preload library's hooks.
+cp "$bare" ./fn-bare
+"$flightrec" record -o b.rec -- ./fn-bare unused "$dir/fn-plugin.so"
+"$flightrec" print b.rec >b.txt 2>b.err
+expect "bare entries" "$entries" "$(names b.txt FUNCTION_ENTRY)"
+expect "bare exits" "$exits" "$(names b.txt FUNCTION_EXIT)"
+expect "bare messages" "" "$(cat b.err)"
+# ... and a program that calls no hook records no objects.
+"$flightrec" record -o n.rec -- /bin/true
+expect "no hooks, no objects" "0" "$("$flightrec" print n.rec | grep -c OBJECT_ || true)"
 
 # ftrace: B with the name, E closing it
 "$flightrec" convert --to ftrace -o t.ftrace t.rec 2>convert.err
@@ -104,6 +118,15 @@ expect "perfetto slices" "tree_b:2 tree_b:2 tree_a:1 tree_b:2 tree_b:2 tree_a:1 
 babeltrace2 t.ctf >ctf.txt || fail "babeltrace2"
 expect "ctf func_entry" "9" "$(grep -c 'lttng_ust_cyg_profile:func_entry: .*addr = 0x' ctf.txt)"
 expect "ctf func_exit" "9" "$(grep -c 'lttng_ust_cyg_profile:func_exit: .*addr = 0x' ctf.txt)"
+# ... with the loaded objects as LTTng-UST's statedump has them, for readers
+# that resolve the addresses themselves.
+objects=$(grep -c ' OBJECT_LOAD ' print.txt)
+expect "ctf bin_info" "$objects" "$(grep -c 'lttng_ust_statedump:bin_info: .*memsz = [1-9]' ctf.txt)"
+expect "ctf build_id" "$objects" "$(grep -c 'lttng_ust_statedump:build_id: .*_build_id_length = 20,' ctf.txt)"
+expect "ctf program" "1" "$(grep -c "bin_info: .*path = \"$dir/fn-target\", is_pic = 1, has_build_id = 1" ctf.txt)"
+expect "ctf plugin" "1" "$(grep -c "bin_info: .*path = \"$dir/fn-plugin.so\", is_pic = 1, has_build_id = 1" ctf.txt)"
+expect "ctf program base" "$(awk '$5 == "OBJECT_LOAD" { print $6; exit }' print.txt)" \
+    "$(sed -n 's/.*bin_info: .*baddr = 0x\([0-9A-F]*\), .*fn-target".*/0x\1/p' ctf.txt | tr 'A-F' 'a-f')"
 
 # A stripped program: its functions as addresses, one message; the
 # plugin's still named.

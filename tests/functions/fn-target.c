@@ -5,7 +5,8 @@
  *   run_tree -> tree_a -> tree_b, tree_b
  *            -> tree_a -> tree_b, tree_b
  *            -> plugin_work (dlopen'ed PLUGIN) -> plugin_inner
- * then it dumps its recording to OUT.
+ * then it dumps its recording to OUT.  Built as fn-bare (FN_BARE) it links
+ * nothing of flightrec: `flightrec record` traces it (OUT is not written).
  * usage: fn-target OUT PLUGIN
  */
 #include <dlfcn.h>
@@ -13,7 +14,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#ifndef FN_BARE
 #include <flightrec.h>
+#endif
 
 static volatile int sink;
 
@@ -50,8 +53,12 @@ __attribute__((no_instrument_function)) int main(int argc, char **argv)
         return 2;
     if (run_tree(argv[2]) != 0)
         return 1;
+#ifdef FN_BARE
+    return 0;
+#else
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || flightrec_dump(fd) != 0)
         return 1;
     return close(fd) == 0 ? 0 : 1;
+#endif
 }

@@ -23,30 +23,40 @@ static _Thread_local int in_hook __attribute__((tls_model("initial-exec")));
 HOOK void __cyg_profile_func_enter(void *function, void *call_site);
 HOOK void __cyg_profile_func_exit(void *function, void *call_site);
 
-HOOK void __cyg_profile_func_enter(void *function, void *call_site)
+/* A thread's first event attaches its ring, which makes system calls; an
+ * instrumented function may have set errno for its caller, so it is kept
+ * there (the other slow paths make none). */
+__attribute__((noinline, cold, no_instrument_function)) static void
+record_attaching(uint32_t event, void *function)
 {
-    (void)call_site;
+    int saved = errno;
+    flightrec_produce(event, (uintptr_t)function);
+    errno = saved;
+}
+
+__attribute__((always_inline, no_instrument_function)) static inline void
+record(uint32_t event, void *function)
+{
     if (in_hook)
         return;
     in_hook = 1;
-    /* The slow path (a new ring, a sync item) may make system calls, and
-     * an instrumented function may have set errno for its caller. */
-    int saved = errno;
-    flightrec_produce(FLIGHTREC_EV_FUNCTION_ENTRY, (uintptr_t)function);
-    errno = saved;
+    if (FLIGHTREC_UNLIKELY(flightrec__self.main.deadline == 0))
+        record_attaching(event, function);
+    else
+        flightrec_produce(event, (uintptr_t)function);
     in_hook = 0;
+}
+
+HOOK void __cyg_profile_func_enter(void *function, void *call_site)
+{
+    (void)call_site;
+    record(FLIGHTREC_EV_FUNCTION_ENTRY, function);
 }
 
 HOOK void __cyg_profile_func_exit(void *function, void *call_site)
 {
     (void)call_site;
-    if (in_hook)
-        return;
-    in_hook = 1;
-    int saved = errno;
-    flightrec_produce(FLIGHTREC_EV_FUNCTION_EXIT, (uintptr_t)function);
-    errno = saved;
-    in_hook = 0;
+    record(FLIGHTREC_EV_FUNCTION_EXIT, function);
 }
 
 __attribute__((constructor, no_instrument_function)) static void

@@ -332,6 +332,11 @@ const char *fr_symbols_name(struct fr_symbols *s, uint64_t address)
     const char *hit = fr_map_get(&s->cache, address);
     if (hit != NULL)
         return hit;
+    /* A recording without objects did not ask for names (FUNCTION_ENTRY
+     * of fork and exec under `flightrec record`, RTEMS streams): hex, and
+     * nothing to say. */
+    if (s->count == 0)
+        return NULL;
     if (s->dirty)
         report_new(s);
     const struct object *o = NULL;
@@ -350,11 +355,8 @@ const char *fr_symbols_name(struct fr_symbols *s, uint64_t address)
             s->warned_outside = 1;
             char detail[160];
             snprintf(detail, sizeof detail,
-                     s->count == 0
-                         ? "0x%" PRIx64 " and others: the recording names "
-                           "no loaded objects"
-                         : "0x%" PRIx64 " and others are in none of the "
-                           "loaded objects recorded",
+                     "0x%" PRIx64 " and others are in none of the loaded "
+                     "objects recorded (their records were overwritten?)",
                      address);
             say(s, "function addresses not named: %s", detail);
         }

@@ -5,7 +5,8 @@
  * files' symbol tables (read with elfutils' libdwfl) name the addresses.
  * Nothing in the stream is trusted: a missing or changed file, a wrong
  * build-id or a stripped object leaves its addresses unnamed, with one
- * message per object.
+ * message per object.  A stream without object records names nothing and
+ * says nothing (it did not ask for names).
  */
 #ifndef FLIGHTREC_CONVERT_SYMBOLS_H
 #define FLIGHTREC_CONVERT_SYMBOLS_H

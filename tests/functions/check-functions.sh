@@ -162,6 +162,14 @@ cp fn-target other.so
 expect "replaced message" "flightrec print: $dir/other.so is not the file that was recorded (its build-id differs); its functions are shown as addresses" "$(cat o.err)"
 expect "replaced addresses" "2" "$(names o.txt FUNCTION_ENTRY | tr ' ' '\n' | grep -c '^0x')"
 
+# A FIFO in its place: not opened for reading (it would block), said once.
+cp fn-plugin.so fifo.so
+./fn-target f.rec "$dir/fifo.so"
+rm fifo.so
+mkfifo fifo.so
+timeout 30 "$flightrec" print f.rec >f.txt 2>f.err || fail "print with a FIFO for a shared object"
+expect "fifo message" "flightrec print: $dir/fifo.so is not a regular file; its functions are shown as addresses" "$(cat f.err)"
+
 if [ "$failures" -ne 0 ]; then
     echo "$failures failures" >&2
     exit 1

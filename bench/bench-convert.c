@@ -153,7 +153,8 @@ static double sink_only(int format, const char *path, uint64_t events)
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
-    struct fr_source src = { &bench_info, bench_event_name, NULL, NULL, NULL };
+    struct fr_source src = { .info = &bench_info,
+                             .event_name = bench_event_name };
     struct flightrec_ring_info *rings = calloc(RINGS, sizeof *rings);
     for (uint32_t r = 0; r < RINGS; r++) {
         rings[r].id = r;

@@ -27,3 +27,10 @@ if(LTTNG_UST_INCLUDE_DIR AND LTTNG_UST_LIBRARY)
   target_compile_definitions(bench-sustained-lttng PRIVATE _GNU_SOURCE
                              BENCH_SUSTAINED_LTTNG)
 endif()
+# Function tracing: the hooks against the same events recorded by hand.
+if(TARGET flightrec-functions)
+  add_executable(bench-functions bench-functions.c bench-functions-leaf.c)
+  set_source_files_properties(bench-functions-leaf.c PROPERTIES
+                              COMPILE_OPTIONS -finstrument-functions)
+  target_link_libraries(bench-functions PRIVATE flightrec-functions flightrec)
+endif()

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Installs the Debian packages flightrec needs that are missing.
-#   scripts/install-deps.sh build     compiler and cmake (the demo)
+#   scripts/install-deps.sh build     compiler, cmake, elfutils (libdw-dev:
+#                                       symbol names in print and convert)
 #   scripts/install-deps.sh test      + the readers the tests run
 #                                       (babeltrace2, protoc, python3,
 #                                       chromium for report's HTML page, and
@@ -15,7 +16,7 @@
 #                                       bench/record-overhead.sh compares
 #                                       (LTTng-UST wrappers, ltrace, uftrace)
 set -eu
-packages="cmake gcc g++ make pkg-config"
+packages="cmake gcc g++ make pkg-config libdw-dev libelf-dev"
 case "${1:-build}" in
 build) ;;
 test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses chromium" ;;

@@ -367,6 +367,9 @@ const char *const flightrec__v10_names[512] = {
     [360] = "EVENT_KIND",
     [361] = "FATAL_SIGNAL",
     [362] = "FATAL_ADDRESS",
+    [363] = "OBJECT_LOAD",
+    [364] = "OBJECT_PATH",
+    [365] = "OBJECT_BUILD_ID",
 };
 
 static const char *const names_rtems_v1_seed[512] = {
@@ -3111,7 +3114,7 @@ const char *const *const flightrec__event_names[FRC_NUM_COUNT] = {
 };
 
 const unsigned short flightrec__event_count[FRC_NUM_COUNT] = {
-    [FRC_NUM_FLIGHTREC] = 363,
+    [FRC_NUM_FLIGHTREC] = 366,
     [FRC_NUM_RTEMS_V1_SEED] = 118,
     [FRC_NUM_RTEMS_V1] = 142,
     [FRC_NUM_RTEMS_V2] = 142,
@@ -3126,7 +3129,7 @@ const unsigned short flightrec__event_count[FRC_NUM_COUNT] = {
 };
 
 const char *const flightrec__numbering_names[FRC_NUM_COUNT] = {
-    [FRC_NUM_FLIGHTREC] = "flightrec (363 system events)",
+    [FRC_NUM_FLIGHTREC] = "flightrec (366 system events)",
     [FRC_NUM_RTEMS_V1_SEED] = "RTEMS v1, numbering of the 2018 patch (118 system events)",
     [FRC_NUM_RTEMS_V1] = "RTEMS v1, committed numbering (142 system events)",
     [FRC_NUM_RTEMS_V2] = "RTEMS v2 (142 system events)",

@@ -40,6 +40,7 @@
 #include "convert-events.h"
 #include "convert-map.h"
 #include "convert-out.h"
+#include "convert-symbols.h"
 #include "convert.h"
 
 /* Packet buffers start small and double up to the largest packet while the
@@ -73,6 +74,8 @@ enum {
     CLS_FREE,
     CLS_FUNC_ENTRY,
     CLS_FUNC_EXIT,
+    CLS_BIN_INFO,
+    CLS_BUILD_ID,
     CLS_COUNT
 };
 
@@ -102,6 +105,9 @@ struct ctf_stream {
     int malloc_pending;
     uint64_t malloc_size;
     uint64_t malloc_ns;
+    /* UST: a loaded-object record being assembled, written as LTTng-UST's
+     * statedump events when it ends; NULL when none */
+    struct fr_object_rec *object;
 };
 
 struct ctf_sink {
@@ -777,6 +783,76 @@ static void exit_switch_one(void *val, void *arg)
     x->err = put_sched_switch(x->k, st, ns, x->tid, 0x80, 0);
 }
 
+/* A loaded object as LTTng-UST's statedump tells it (bin_info, and
+ * build_id when it has one), so that readers that resolve addresses from
+ * the trace (Trace Compass, babeltrace2's debug-info) find the file. */
+static int put_object(struct ctf_sink *s, struct ctf_stream *st)
+{
+    struct fr_object_rec *o = st->object;
+    st->object = NULL;
+    uint64_t memsz = 0;
+    int is_pic = 0;
+    (void)fr_object_file_info(o->path, &memsz, &is_pic);
+    uint64_t ns = o->ns > st->last_ns ? o->ns : st->last_ns;
+    unsigned char *p = event_begin(s, st, CLS_BIN_INFO, ns);
+    if (p == NULL) {
+        free(o);
+        return -1;
+    }
+    put64(p, o->base);
+    put64(p + 8, memsz);
+    p += 16;
+    memcpy(p, o->path, o->path_len);
+    p[o->path_len] = 0;
+    p += o->path_len + 1;
+    p[0] = (unsigned char)is_pic;
+    p[1] = o->build_id_len != 0;
+    p[2] = 0;
+    event_end(st, p + 3);
+    if (o->build_id_len != 0) {
+        p = event_begin(s, st, CLS_BUILD_ID, ns);
+        if (p == NULL) {
+            free(o);
+            return -1;
+        }
+        put64(p, o->base);
+        put64(p + 8, o->build_id_len);
+        memcpy(p + 16, o->build_id, o->build_id_len);
+        event_end(st, p + 16 + o->build_id_len);
+    }
+    st->last_ns = ns;
+    free(o);
+    return 0;
+}
+
+/* Object records: assembled per stream, written when they end.  Returns 1
+ * if @a r was one of their items. */
+static int object_item(struct ctf_sink *s, struct ctf_stream *st,
+                       const struct flightrec_record *r, int *err)
+{
+    if (st->object != NULL &&
+        fr_object_rec_take(st->object, r,
+                           FLIGHTREC_ITEM_SIZE(s->base.src->info->format) - 4))
+        return 1;
+    if (st->object != NULL && (*err = put_object(s, st)) != 0)
+        return 1;
+    if (!fr_is_object_record(r))
+        return 0;
+    if (r->event != FLIGHTREC_EV_OBJECT_LOAD)
+        return 1;   /* the rest of a record whose start was lost */
+    if (refresh_context(s, st, r->ring_info) != 0) {
+        *err = -1;
+        return 1;
+    }
+    st->object = malloc(sizeof *st->object);
+    if (st->object == NULL) {
+        *err = fail(s, "out of memory for", "a loaded object");
+        return 1;
+    }
+    fr_object_rec_start(st->object, r);
+    return 1;
+}
+
 static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
@@ -828,6 +904,9 @@ static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
     struct ctf_stream *st = get_stream(s, r->ring);
     if (st == NULL)
         return -1;
+    int err = 0;
+    if (!s->base.kernel && object_item(s, st, r, &err))
+        return err;
     uint64_t ns = r->time_ns > st->last_ns ? r->time_ns : st->last_ns;
     if (r->type == FLIGHTREC_RECORD_LOSS) {
         if (!s->base.kernel && flush_malloc(s, st) != 0)
@@ -886,6 +965,12 @@ static void event_class(struct ctf_sink *s, struct fr_out *o, uint32_t cls)
         { "lttng_ust_libc:free", "x64 _ptr;" },
         { "lttng_ust_cyg_profile:func_entry", "x64 _addr; x64 _call_site;" },
         { "lttng_ust_cyg_profile:func_exit", "x64 _addr; x64 _call_site;" },
+        { "lttng_ust_statedump:bin_info",
+          "x64 _baddr; u64 _memsz; string _path; u8 _is_pic; "
+          "u8 _has_build_id; u8 _has_debug_link;" },
+        { "lttng_ust_statedump:build_id",
+          "x64 _baddr; u64 __build_id_length; "
+          "u8 _build_id[__build_id_length];" },
     };
     const struct fr_source *src = s->base.src;
     fr_out_str(o, "event {\n    name = ");
@@ -1023,6 +1108,8 @@ static void flush_one(void *val, void *arg)
     if (s->base.error[0] != '\0')
         return;
     if (!s->base.kernel && flush_malloc(s, st) != 0)
+        return;
+    if (st->object != NULL && put_object(s, st) != 0)
         return;
     if (st->len > 0)
         flush_packet(s, st, st->last_ns);
@@ -1189,6 +1276,7 @@ static void free_one(void *val, void *arg)
 {
     struct ctf_stream *st = val;
     (void)arg;
+    free(st->object);
     free(st->buf);
     free(st);
 }

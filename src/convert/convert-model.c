@@ -10,6 +10,7 @@
 #include <flightrec/format.h>
 
 #include "convert-fmt.h"
+#include "convert-symbols.h"
 
 struct fr_mring {
     uint32_t ring;
@@ -305,9 +306,15 @@ static int thread_event(struct fr_model *m, struct fr_mring *r,
         return err;
     case FR_ROLE_FREE_EXIT:
         return end_or_instant(m, c, t, FR_SLICE_CALL, ev - 1, rec);
-    case FR_ROLE_FUNC_ENTRY:
+    case FR_ROLE_FUNC_ENTRY: {
+        /* Named by the recorded objects' symbols where they can be. */
+        const char *symbol = m->src->symbol != NULL
+                                 ? m->src->symbol(m->src->symbol_arg, rec->data)
+                                 : NULL;
         return push(m, c, t, FR_SLICE_FUNC, ev, rec->data, rec->data,
-                    value_name(name, "0x", rec->data, 1));
+                    symbol != NULL ? symbol
+                                   : value_name(name, "0x", rec->data, 1));
+    }
     case FR_ROLE_FUNC_EXIT:
         return end_or_instant(m, c, t, FR_SLICE_FUNC, rec->data, rec);
     case FR_ROLE_LOCK_ENTRY:
@@ -532,6 +539,9 @@ static void end_exited_run(void *val, void *arg)
 int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
 {
     if (rec->type == FLIGHTREC_RECORD_EVENT && rec->event >= FR_EVENT_IDS)
+        return 0;
+    /* Loaded objects are metadata for the symbol names, not events. */
+    if (!m->kernel && fr_is_object_record(rec))
         return 0;
     struct fr_mring *r = get_ring(m, rec->ring);
     if (r == NULL)

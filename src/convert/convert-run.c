@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "convert-out.h"
+#include "convert-symbols.h"
 #include "convert.h"
 
 /* Reading a pipe, how long the decoder holds records back to merge rings
@@ -26,6 +27,8 @@ struct run {
     int begun;
     int failed;
     struct fr_convert_stats *stats;
+    int symbols_wanted;
+    struct fr_symbols *symbols;    /* made at the header (the word size) */
 };
 
 static const char *event_name(void *arg, uint32_t event)
@@ -44,10 +47,25 @@ static uint32_t event_kind(void *arg, uint32_t event, int *begin)
     return flightrec_client_event_kind(arg, event);
 }
 
+static const char *symbol(void *arg, uint64_t address)
+{
+    return fr_symbols_name(arg, address);
+}
+
 static int begin(struct run *r)
 {
     r->begun = 1;
     r->src.info = flightrec_client_info(r->client);
+    if (r->symbols_wanted) {
+        r->symbols = fr_symbols_create(
+            r->src.info->format != 0 ? FLIGHTREC_ITEM_SIZE(r->src.info->format) - 4
+                                     : 8,
+            NULL, NULL);
+        if (r->symbols != NULL) {
+            r->src.symbol = symbol;
+            r->src.symbol_arg = r->symbols;
+        }
+    }
     r->src.event_name = event_name;
     r->src.thread_name = thread_name;
     r->src.event_kind = event_kind;
@@ -67,6 +85,8 @@ static int on_record(const struct flightrec_record *rec, void *arg)
     r->stats->records++;
     if (rec->type == FLIGHTREC_RECORD_LOSS)
         r->stats->lost += rec->loss_count;
+    if (r->symbols != NULL)
+        fr_symbols_record(r->symbols, rec);
     if (fr_sink_record(r->sink, rec) != 0) {
         r->failed = 1;
         return 1;
@@ -90,6 +110,7 @@ static int setup(struct run *r, struct fr_sink *sink,
     memset(stats, 0, sizeof *stats);
     r->sink = sink;
     r->stats = stats;
+    r->symbols_wanted = progress == NULL || !progress->no_symbols;
     struct flightrec_client_options opt = { 0 };
     opt.on_record = on_record;
     opt.arg = r;
@@ -139,6 +160,7 @@ static int finish(struct run *r, int feed_rc, char *err, size_t err_size)
     }
     r->stats->untimed = r->sink->untimed;
     flightrec_client_destroy(r->client);
+    fr_symbols_destroy(r->symbols);
     return ret;
 }
 
@@ -223,6 +245,7 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
             fr_errorf(err, err_size, "read: %s", strerror(errno));
             free(buf);
             flightrec_client_destroy(r.client);
+            fr_symbols_destroy(r.symbols);
             return -1;
         }
         if (n == 0)

@@ -32,6 +32,10 @@ struct fr_source {
      * @a begin gets the begin id it closes, or -1 (innermost span).  NULL:
      * every event is an instant. */
     uint32_t (*event_kind)(void *arg, uint32_t event, int *begin);
+    /* The symbol name of a code address (FUNCTION_ENTRY's data), or NULL
+     * (unknown, or symbols off).  The member itself may be NULL. */
+    const char *(*symbol)(void *arg, uint64_t address);
+    void *symbol_arg;
 };
 
 struct fr_sink;
@@ -92,6 +96,7 @@ struct fr_convert_progress {
     uint64_t total_bytes;      /* 0 if unknown: no progress shown */
     int show;                  /* print progress to stderr */
     uint64_t memory_limit;     /* decoder memory limit, bytes; 0: none */
+    int no_symbols;            /* function addresses stay hex */
 };
 
 struct fr_convert_stats {

@@ -13,6 +13,7 @@ add_library(flightrec_convert STATIC
   convert/convert-perfetto.c
   convert/convert-ftrace.c
   convert/convert-json.c
+  convert/convert-symbols.c
 )
 target_include_directories(flightrec_convert PUBLIC
   ${CMAKE_CURRENT_SOURCE_DIR}/convert)
@@ -21,3 +22,8 @@ target_include_directories(flightrec_convert PUBLIC
 target_include_directories(flightrec_convert PUBLIC
   ${CMAKE_CURRENT_SOURCE_DIR}/util)
 target_link_libraries(flightrec_convert PUBLIC flightrec-client_static)
+# Symbol names of code addresses from the recorded objects' files: elfutils'
+# libdwfl (Debian: libdw-dev).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
+target_link_libraries(flightrec_convert PUBLIC PkgConfig::LIBDW)

@@ -13,6 +13,7 @@ flightrec_library(NAME flightrec ABI 1 SOURCES
   producer/dump.c
   producer/event-names.c
   producer/fatal.c
+  producer/objects.c
   producer/filter.c
   producer/port-linux.c
   producer/produce.c

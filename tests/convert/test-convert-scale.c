@@ -71,7 +71,7 @@ static const char *event_name(void *arg, uint32_t event)
 }
 
 static struct flightrec_stream_info info;
-static struct fr_source src = { &info, event_name, NULL, NULL, NULL };
+static struct fr_source src = { .info = &info, .event_name = event_name };
 
 /* Writes @a rings rings of @a per_ring user events each, taking the rings
  * in turn (the worst case: every record goes to another stream). */

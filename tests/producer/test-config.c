@@ -326,7 +326,7 @@ TEST(filter_names_match_decoder_table)
             TEST_FAIL("%s does not select exactly id %u", name, (unsigned)id);
         named++;
     }
-    CHECK_EQ_U(named, 363);
+    CHECK_EQ_U(named, 366);
 }
 
 TEST(environment_filter_by_name)

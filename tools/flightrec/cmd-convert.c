@@ -41,6 +41,9 @@ static const char usage[] =
     "   -o, --output OUT  output file or directory ('-': stdout, not ctf)\n"
     "   --memory-limit=SIZE  stop when the decoder would hold more (e.g.\n"
     "                     512M; default half the RAM; 0: no limit)\n"
+    "   --no-symbols      show function addresses in hex (default: named\n"
+    "                     from the recorded objects' files, where they can)\n"
+    "   --symbols         name them (the default)\n"
     "   -h, --help        print this help and exit\n";
 
 /* Whether writing @a output would overwrite the input: the same file
@@ -96,10 +99,13 @@ int cmd_convert(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "memory-limit", required_argument, NULL, 'M' },
+        { "symbols", no_argument, NULL, 'S' },
+        { "no-symbols", no_argument, NULL, 'N' },
         { NULL, 0, NULL, 0 }
     };
     const char *to = NULL, *output = NULL;
     uint64_t memory_limit = cli_memory_limit_default();
+    int no_symbols = 0;
     cli_set_command("convert");
     optind = 1;
     opterr = 0;
@@ -119,6 +125,10 @@ int cmd_convert(int argc, char **argv)
             if (cli_parse_size(optarg, &memory_limit) != 0)
                 return cli_usage_error(usage, "bad size '%s' (bytes, or "
                                        "with K, M, G: 512M)", optarg);
+            break;
+        case 'S':
+        case 'N':
+            no_symbols = c == 'N';
             break;
         default:
             return cli_bad_option(c, argv, usage);
@@ -140,7 +150,7 @@ int cmd_convert(int argc, char **argv)
     struct cli_input in;
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         return CLI_FAIL;
-    struct fr_convert_progress progress = { 0, 0, memory_limit };
+    struct fr_convert_progress progress = { 0, 0, memory_limit, no_symbols };
     struct stat st;
     if (in.is_regular && fstat(in.fd, &st) == 0 &&
         (uint64_t)st.st_size >= PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "convert-symbols.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -43,6 +44,10 @@ static const char usage[] =
     "                         twice the stream's sync period, at least 2)\n"
     "  --memory-limit=SIZE    stop when the decoder would hold more (e.g.\n"
     "                         512M; default half the RAM; 0: no limit)\n"
+    "  --no-symbols           FUNCTION_ENTRY/EXIT addresses without names\n"
+    "                         (default: named from the recorded objects'\n"
+    "                         files, where they can be)\n"
+    "  --symbols              name them (the default)\n"
     "\n"
     "A pattern that matches nothing in the stream is reported at the end.\n"
     "Names from the stream are printed with control characters escaped\n"
@@ -128,6 +133,10 @@ struct print_ctx {
     uint32_t sec_len;
     uint64_t sec;
     char sec_text[24];
+    /* Function names (print only; connect --print shows addresses). */
+    int symbols_wanted;
+    struct fr_symbols *symbols;
+    uint32_t func_entry, func_exit;   /* their ids in this stream */
 };
 
 static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
@@ -387,7 +396,7 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
 {
     const struct ring_cache *rc = ring_prefix(p, r);
     struct name_cache *ev = NULL;
-    size_t need = 96 + PREFIX_MAX + NAME_TEXT_MAX + FIXED_COPY +
+    size_t need = 96 + PREFIX_MAX + 2 * NAME_TEXT_MAX + FIXED_COPY +
                   4 * r->text_len;
 
     if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT))
@@ -409,6 +418,17 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
         q = put_text(q, ev->text, ev->len);
         *q++ = ' ';
         q = cli_fmt_hex(q, r->data);
+        const char *fn;
+        if (FLIGHTREC_UNLIKELY(p->symbols != NULL) &&
+            (r->event == p->func_entry || r->event == p->func_exit) &&
+            (fn = fr_symbols_name(p->symbols, r->data)) != NULL) {
+            /* Names come from files: escaped, and cut to what was
+             * reserved. */
+            char name[NAME_TEXT_MAX / 4];
+            snprintf(name, sizeof name, "%s", fn);
+            *q++ = ' ';
+            q = cli_fmt_escaped(q, name, strlen(name));
+        }
     } else if (ev != NULL) {
         q = put_text(q, ev->text, ev->len);
         q = fmt_kind_text(p, q, ev->kind, r);
@@ -572,11 +592,30 @@ static void report_filters(const struct print_ctx *p)
     }
 }
 
+static void symbols_warn(void *arg, const char *message)
+{
+    (void)arg;
+    cli_msg(CLI_WARN, "%s", message);
+}
+
 static FLIGHTREC_COLD int start(struct print_ctx *p)
 {
     const struct flightrec_stream_info *info = flightrec_client_info(p->client);
 
     p->started = 1;
+    p->func_entry = p->func_exit = UINT32_MAX;
+    if (p->symbols_wanted) {
+        for (uint32_t id = 0; id < 512; id++) {
+            const char *n = flightrec_client_event_name(p->client, id);
+            if (strcmp(n, "FUNCTION_ENTRY") == 0)
+                p->func_entry = id;
+            else if (strcmp(n, "FUNCTION_EXIT") == 0)
+                p->func_exit = id;
+        }
+        p->symbols = fr_symbols_create(
+            info->format != 0 ? FLIGHTREC_ITEM_SIZE(info->format) - 4 : 8,
+            symbols_warn, NULL);
+    }
     if (p->wall) {
         if (!info->has_realtime) {
             p->no_realtime = 1;
@@ -639,6 +678,8 @@ static int on_record(const struct flightrec_record *r, void *arg)
         p->have_base = 1;
         p->base_ns = r->time_ns;
     }
+    if (p->symbols != NULL)
+        fr_symbols_record(p->symbols, r);
     if (r->type == FLIGHTREC_RECORD_EVENT) {
         uint32_t kind = event_name(p, r->event)->kind;
         if (FLIGHTREC_UNLIKELY(kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
@@ -741,7 +782,9 @@ enum {
     OPT_FROM,
     OPT_TO,
     OPT_WINDOW,
-    OPT_MEMORY_LIMIT
+    OPT_MEMORY_LIMIT,
+    OPT_SYMBOLS,
+    OPT_NO_SYMBOLS
 };
 
 static const struct option long_options[] = {
@@ -754,6 +797,8 @@ static const struct option long_options[] = {
     { "to", required_argument, NULL, OPT_TO },
     { "window", required_argument, NULL, OPT_WINDOW },
     { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+    { "symbols", no_argument, NULL, OPT_SYMBOLS },
+    { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -773,6 +818,7 @@ int cmd_print(int argc, char **argv)
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
         return CLI_FAIL;
     }
+    p->symbols_wanted = 1;
     cli_event_filter_init(&p->events);
     cli_thread_filter_init(&p->threads);
     p->to_ns = UINT64_MAX;
@@ -793,6 +839,10 @@ int cmd_print(int argc, char **argv)
             break;
         case OPT_WALL:
             p->wall = 1;
+            break;
+        case OPT_SYMBOLS:
+        case OPT_NO_SYMBOLS:
+            p->symbols_wanted = c == OPT_SYMBOLS;
             break;
         case OPT_EVENT:
             if (cli_event_filter_add(&p->events, optarg) != 0) {
@@ -891,6 +941,7 @@ out:
     flightrec_client_destroy(p->client);
     cli_out_free(&p->out);
     free(p->spans);
+    fr_symbols_destroy(p->symbols);
     cli_event_filter_free(&p->events);
     cli_thread_filter_free(&p->threads);
     free(p);

@@ -1258,7 +1258,7 @@ static int ctf_end(struct fr_sink *base)
     }
     /* The kernel trace lies inside this one's directory: no commit.  When
      * it is all there is (a firmware's recording), it is the output. */
-    if (s->kernel_trace != NULL && s->streams.count == 0) {
+    if (s->kernel_trace != NULL && fr_map_count(&s->streams) == 0) {
         if (move_up_kernel(s) != 0 || (s->dir != NULL && commit(s) != 0))
             return -1;
         s->committed = 1;

@@ -210,7 +210,7 @@ void fr_symbols_record(struct fr_symbols *s, const struct flightrec_record *r)
         s->dirty = 1;
         return;
     }
-    if (s->pending.count == 0)
+    if (fr_map_count(&s->pending) == 0)
         return;
     struct object *o = open_object(s, r->ring);
     /* Anything else on the ring ends its object record. */
@@ -316,7 +316,7 @@ static const char *remember(struct fr_symbols *s, uint64_t address,
     char *copy = strdup(buf);
     if (copy == NULL)
         return NULL;
-    if (s->cache.count >= CACHE_MAX || fr_map_put(&s->cache, address,
+    if (fr_map_count(&s->cache) >= CACHE_MAX || fr_map_put(&s->cache, address,
                                                   copy) != 0) {
         /* Not remembered: valid until the next call all the same. */
         static char last[512];

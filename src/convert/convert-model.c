@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert-fmt.h"
+#include "util/fmt.h"
 
 struct fr_mring {
     uint32_t ring;

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert.h"
 
 /* Reading a pipe, how long the decoder holds records back to merge rings

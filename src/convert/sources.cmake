@@ -3,8 +3,6 @@
 add_library(flightrec_convert STATIC
   convert/convert.c
   convert/convert-run.c
-  convert/convert-out.c
-  convert/convert-fmt.c
   convert/convert-map.c
   convert/convert-events.c
   convert/convert-model.c
@@ -16,4 +14,5 @@ add_library(flightrec_convert STATIC
 )
 target_include_directories(flightrec_convert PUBLIC
   ${CMAKE_CURRENT_SOURCE_DIR}/convert)
-target_link_libraries(flightrec_convert PUBLIC flightrec-client_static)
+target_link_libraries(flightrec_convert PUBLIC flightrec-client_static
+  flightrec_util)

@@ -39,14 +39,18 @@
 
 #include "convert-events.h"
 #include "convert-map.h"
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert-symbols.h"
 #include "convert.h"
 
 /* Packet buffers start small and double up to the largest packet while the
- * buffers of all streams together stay within the budget; past it a full
- * buffer is written out as a (smaller) packet.  So memory is bounded by the
- * budget plus a minimal buffer per ring, whatever the ring count. */
+ * buffers of all streams together stay within the budget, each up to its
+ * fair share (the budget over the streams holding a buffer); a full buffer
+ * is written out as a packet, and one above its share shrinks to it.  So
+ * memory is bounded by the budget plus a minimal buffer per ring, whatever
+ * the ring count, and streams written in turn all get packets of about
+ * their share: the first ones do not keep the whole budget while the
+ * others write minimal packets. */
 #define FR_CTF_PACKET_MIN 1024u
 #define FR_CTF_PACKET_MAX (64u * 1024u)
 #define FR_CTF_BUFFER_BUDGET (32u * 1024u * 1024u)
@@ -129,6 +133,7 @@ struct ctf_sink {
     unsigned char uuid[16];
     int little;
     size_t buffered;         /* bytes of all packet buffers */
+    size_t nbuffers;         /* streams holding a packet buffer */
     int nslots;
     int hand;                /* next slot to reuse */
     int *fds;
@@ -256,25 +261,40 @@ static int flush_packet(struct ctf_sink *s, struct ctf_stream *st,
     return write_stream(s, st, st->buf, len);
 }
 
+/* Resizes the packet buffer of @a st (no open packet past @a cap). */
+static int resize_buffer(struct ctf_sink *s, struct ctf_stream *st,
+                         size_t cap)
+{
+    unsigned char *b = realloc(st->buf, cap);
+    if (b == NULL) {
+        fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
+        return -1;
+    }
+    if (st->cap == 0)
+        s->nbuffers++;
+    s->buffered = s->buffered - st->cap + cap;
+    st->buf = b;
+    st->cap = cap;
+    return 0;
+}
+
 /* Room for one more event in the open packet: a bigger buffer while the
- * budget allows, else the packet goes out. */
+ * budget and the stream's share allow, else the packet goes out. */
 static int make_room(struct ctf_sink *s, struct ctf_stream *st)
 {
-    size_t want = st->cap == 0 ? FR_CTF_PACKET_MIN : 2 * st->cap;
-    if (st->cap == 0 ||
-        (want <= FR_CTF_PACKET_MAX &&
-         s->buffered + want - st->cap <= FR_CTF_BUFFER_BUDGET)) {
-        unsigned char *b = realloc(st->buf, want);
-        if (b == NULL) {
-            fr_errorf(s->base.error, sizeof s->base.error, "out of memory");
-            return -1;
-        }
-        s->buffered += want - st->cap;
-        st->buf = b;
-        st->cap = want;
-        return 0;
-    }
-    return flush_packet(s, st, st->last_ns);
+    if (st->cap == 0)
+        return resize_buffer(s, st, FR_CTF_PACKET_MIN);
+    size_t share = FR_CTF_BUFFER_BUDGET / (s->nbuffers ? s->nbuffers : 1);
+    if (share > FR_CTF_PACKET_MAX)
+        share = FR_CTF_PACKET_MAX;
+    if (share < FR_CTF_PACKET_MIN)
+        share = FR_CTF_PACKET_MIN;
+    size_t want = 2 * st->cap < share ? 2 * st->cap : share;
+    if (want > st->cap && s->buffered + want - st->cap <= FR_CTF_BUFFER_BUDGET)
+        return resize_buffer(s, st, want);
+    if (flush_packet(s, st, st->last_ns) != 0)
+        return -1;
+    return st->cap > share ? resize_buffer(s, st, share) : 0;
 }
 
 #define FR_CTF_DIRECT_RINGS (1u << 20)
@@ -335,8 +355,9 @@ static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
 static unsigned char *event_begin(struct ctf_sink *s, struct ctf_stream *st,
                                   uint32_t cls, uint64_t ns)
 {
-    if (st->len + FR_CTF_EVENT_MAX > st->cap && make_room(s, st) != 0)
-        return NULL;
+    while (st->len + FR_CTF_EVENT_MAX > st->cap)
+        if (make_room(s, st) != 0)
+            return NULL;
     if (st->len == 0) {
         st->prefix = stream_prefix(s, st);
         st->len = st->prefix;
@@ -685,11 +706,21 @@ static int refresh_context(struct ctf_sink *s, struct ctf_stream *st,
                            const struct flightrec_ring_info *ri)
 {
     int64_t tid = ri ? ri->thread_id : -1;
+    /* Most records: the same owner with a short name, whose first 16 bytes
+     * (the NUL among them) are those kept the last time. */
+    if (FLIGHTREC_LIKELY(ri != NULL && tid == st->tid && st->plen <= 16 &&
+                         memcmp(ri->thread_name, st->procname, 16) == 0))
+        return 0;
     const char *name = ri ? ri->thread_name : "";
     size_t n = strnlen(name, sizeof st->procname - 1);
     if (tid == st->tid && n + 1 == st->plen &&
-        memcmp(name, st->procname, n) == 0)
+        memcmp(name, st->procname, n) == 0) {
+        /* The same name, other bytes after its NUL: keep those for the
+         * quick comparison (the packet context uses plen bytes only). */
+        if (ri != NULL && st->plen <= 16)
+            memcpy(st->procname, name, 16);
         return 0;
+    }
     if (st->len > 0 && flush_packet(s, st, st->last_ns) != 0)
         return -1;
     st->tid = tid;

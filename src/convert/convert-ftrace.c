@@ -12,9 +12,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 
-#include "convert-fmt.h"
+#include "util/fmt.h"
 #include "convert-model-sink.h"
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert.h"
 
 struct ft_sink {

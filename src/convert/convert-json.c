@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "convert-fmt.h"
+#include "util/fmt.h"
 #include "convert-model-sink.h"
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert.h"
 
 #define PSEUDO_TID_BASE 1000000000

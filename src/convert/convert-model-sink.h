@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "convert-model.h"
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert.h"
 
 struct fr_model_sink;

@@ -9,7 +9,7 @@
 
 #include <flightrec/format.h>
 
-#include "convert-fmt.h"
+#include "util/fmt.h"
 #include "convert-symbols.h"
 
 struct fr_mring {

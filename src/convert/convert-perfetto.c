@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "convert-model-sink.h"
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert.h"
 
 #define SEQ_ID 1u

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert-symbols.h"
 #include "convert.h"
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "convert.h"
 
 static const char *const format_names[] = { "ctf", "perfetto", "ftrace",

@@ -3,8 +3,6 @@
 add_library(flightrec_convert STATIC
   convert/convert.c
   convert/convert-run.c
-  convert/convert-out.c
-  convert/convert-fmt.c
   convert/convert-map.c
   convert/convert-events.c
   convert/convert-model.c
@@ -21,7 +19,8 @@ target_include_directories(flightrec_convert PUBLIC
 # their code is in libflightrec-client (and so in flightrec-client_static).
 target_include_directories(flightrec_convert PUBLIC
   ${CMAKE_CURRENT_SOURCE_DIR}/util)
-target_link_libraries(flightrec_convert PUBLIC flightrec-client_static)
+target_link_libraries(flightrec_convert PUBLIC flightrec-client_static
+  flightrec_util)
 # Symbol names of code addresses from the recorded objects' files: elfutils'
 # libdwfl (Debian: libdw-dev).
 find_package(PkgConfig REQUIRED)

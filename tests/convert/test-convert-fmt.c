@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* convert-fmt.h against the printf conversions it replaces, on edge values
- * (every power of ten and its neighbours, the type limits) and a random
- * sweep. */
+/* util/fmt.h (the formatter of the converters and the flightrec command)
+ * against the printf conversions it replaces, on edge values (every power
+ * of ten and its neighbours, the type limits) and a random sweep. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "convert-fmt.h"
+#include "util/fmt.h"
 #include "test.h"
 
 static uint64_t values[256];
@@ -85,6 +85,44 @@ TEST(signed_forms)
             }
         }
     }
+}
+
+TEST(hex_forms)
+{
+    make_values();
+    char buf[64], want[64];
+    for (size_t i = 0; i < nvalues; i++) {
+        uint64_t v = values[i];
+        snprintf(want, sizeof want, "0x%" PRIx64, v);
+        same(buf, fr_fmt_hex0x(buf, v), want);
+        /* Whatever the value, nothing is stored past 16 bytes. */
+        memset(buf, '#', sizeof buf);
+        char *end = fr_fmt_hex(buf + 8, v);
+        snprintf(want, sizeof want, "%" PRIx64, v);
+        same(buf + 8, end, want);
+        for (size_t k = 0; k < sizeof buf; k++)
+            if ((k < 8 || k >= 24) && buf[k] != '#')
+                TEST_FAIL("fr_fmt_hex(%" PRIx64 ") wrote byte %zu", v, k);
+    }
+}
+
+TEST(time_forms)
+{
+    make_values();
+    char buf[64], want[64];
+    for (size_t i = 0; i < nvalues; i++) {
+        uint64_t v = values[i];
+        snprintf(want, sizeof want, "%09u", (unsigned)(v % 1000000000u));
+        same(buf, fr_fmt_ns9(buf, (uint32_t)(v % 1000000000u)), want);
+        snprintf(want, sizeof want, "%" PRIu64 ".%09u", v / 1000000000u,
+                 (unsigned)(v % 1000000000u));
+        same(buf, fr_fmt_seconds(buf, v), want);
+    }
+    same(buf, fr_fmt_iso8601(buf, 0), "1970-01-01T00:00:00.000000000Z");
+    same(buf, fr_fmt_iso8601(buf, 951782400123456789ull),
+         "2000-02-29T00:00:00.123456789Z");
+    same(buf, fr_fmt_iso8601(buf, UINT64_MAX),
+         "2554-07-21T23:34:33.709551615Z");
 }
 
 TEST(text)

@@ -171,6 +171,14 @@ TEST(memory_5000_rings)
     unsigned long bytes = command_number(cmd);
     CHECK(bytes >= 5000ul * 400 * 14);
     CHECK(bytes <= 5000ul * 400 * 16);
+    /* The budget is shared: each ring's 5,600 bytes of events fit its
+     * share (32 MiB / 5,000), so every stream is one packet (its 83 to 86
+     * bytes of header and context, procname "tN").  Was: the first rings
+     * kept 64 KiB buffers and the later ones wrote 1 KiB packets. */
+    snprintf(cmd, sizeof cmd, "stat -c %%s '%s/stream_0' '%s/stream_2500' "
+             "'%s/stream_4999' | awk '{ t += $1 } END { print t }'",
+             dir, dir, dir);
+    CHECK_EQ_U(command_number(cmd), 3ul * 400 * 14 + 83 + 86 + 86);
 }
 
 TEST(bytes_per_event)

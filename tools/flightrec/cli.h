@@ -44,6 +44,9 @@
 
 #include <flightrec/client.h>
 
+#include "util/fmt.h"
+#include "util/out-buffer.h"
+
 /*=====   Subcommands   =====*/
 
 int cmd_print(int argc, char **argv);
@@ -229,37 +232,6 @@ int cli_thread_filter_match(struct cli_thread_filter *f,
 void cli_thread_filter_report(const struct cli_thread_filter *f);
 void cli_thread_filter_free(struct cli_thread_filter *f);
 
-/*=====   Output   =====*/
-
-/** A large output buffer written with write(2) in big blocks. */
-struct cli_out {
-    int fd;
-    int failed;       /**< errno of the first failed write, 0 if none */
-    size_t len;
-    size_t cap;
-    char *buf;
-};
-
-/** Room that cli_out_reserve() always guarantees after a flush. */
-#define CLI_OUT_SLACK 4096u
-
-int cli_out_init(struct cli_out *o, int fd, size_t cap);
-/** Writes what is buffered.  Returns 0, or -1 (o->failed set). */
-int cli_out_flush(struct cli_out *o);
-void cli_out_free(struct cli_out *o);
-
-/** Makes room for @a n <= CLI_OUT_SLACK bytes; returns where to write
- * them, or NULL after a write failure. */
-static inline char *cli_out_reserve(struct cli_out *o, size_t n)
-{
-    if (o->cap - o->len < n && cli_out_flush(o) != 0)
-        return NULL;
-    return o->buf + o->len;
-}
-
-/** Writes @a n arbitrary bytes (any size). */
-int cli_out_write(struct cli_out *o, const void *data, size_t n);
-
 /*=====   print's text output for records decoded elsewhere   =====*/
 
 /**
@@ -283,18 +255,7 @@ void cli_printer_free(struct cli_printer *printer);
 
 /*=====   Formatting (return the end of what they wrote)   =====*/
 
-/** Decimal, no padding. */
-char *cli_fmt_u64(char *p, uint64_t v);
-/** Decimal, zero-padded to exactly 9 digits (v < 10^9). */
-char *cli_fmt_ns9(char *p, uint32_t v);
-/** "0x" and lowercase hex digits, no leading zeros ("0x0" for 0).  Needs
- * 18 bytes of room whatever the value. */
-char *cli_fmt_hex(char *p, uint64_t v);
-/** "S.NNNNNNNNN" for @a ns nanoseconds. */
-char *cli_fmt_seconds(char *p, uint64_t ns);
-/** "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ" (UTC) for nanoseconds since the Unix
- * epoch. */
-char *cli_fmt_iso8601(char *p, uint64_t epoch_ns);
+/* Numbers: util/fmt.h (fr_fmt_*). */
 /** A CSV field: as is, or double-quoted with quotes doubled when it holds a
  * comma, quote, CR or LF.  Writes at most 2 * len + 2 bytes. */
 char *cli_fmt_csv(char *p, const char *s, size_t len);

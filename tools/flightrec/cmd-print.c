@@ -55,6 +55,10 @@ static const char usage[] =
     "pauses.\n"
     "  -h, --help             show this help\n";
 
+/* The output buffer: written when full, at the end, and whenever a pipe's
+ * input pauses. */
+#define PRINT_BUFFER (1u << 20)
+
 static const char csv_header[] =
     "time_ns,ring,thread,event,event_id,data,thread_name,kind,count,flags\n";
 
@@ -108,7 +112,7 @@ struct span_stack {
 
 struct print_ctx {
     flightrec_client *client;
-    struct cli_out out;
+    struct fr_out *out;
     int csv;
     int json;
     int wall;
@@ -127,12 +131,12 @@ struct print_ctx {
     int span_state;   /* the current end: 0 untracked, 1 matched, 2 none */
     uint64_t span_ns; /* its duration when matched */
     struct ring_cache rings[RING_SLOTS];
-    /* "S." for the whole seconds last printed: consecutive records mostly
-     * share them. */
+    /* "S.NNNNN" for the 10 us last printed (the time without its last 4
+     * digits): consecutive records mostly share it. */
     int sec_valid;
     uint32_t sec_len;
-    uint64_t sec;
-    char sec_text[24];
+    uint64_t sec;   /* the time / 10,000 it was made for */
+    char sec_text[32];
     /* Function names (print only; connect --print shows addresses). */
     int symbols_wanted;
     struct fr_symbols *symbols;
@@ -177,22 +181,29 @@ static inline uint64_t wall_ns(struct print_ctx *p, uint64_t time_ns)
     return p->realtime0 + time_ns;
 }
 
-/* cli_fmt_seconds() with the whole seconds from the cache. */
+/* fr_fmt_seconds() with all but the last 4 digits from the cache:
+ * records in time order mostly fall in the same 10 us as the one before. */
 static inline char *fmt_seconds(struct print_ctx *p, char *q, uint64_t ns)
 {
-    uint64_t s = ns / 1000000000u;
+    uint64_t key = ns / 10000u;
 
-    if (FLIGHTREC_UNLIKELY(!p->sec_valid || s != p->sec)) {
-        char *e = cli_fmt_u64(p->sec_text, s);
+    if (FLIGHTREC_UNLIKELY(!p->sec_valid || key != p->sec)) {
+        uint64_t s = ns / 1000000000u;
+        char *e = fr_fmt_u64(p->sec_text, s);
         *e++ = '.';
+        e = fr_fmt_u64_zero(e, (ns - s * 1000000000u) / 10000u, 5);
         p->sec_len = (uint32_t)(e - p->sec_text);
-        p->sec = s;
+        p->sec = key;
         p->sec_valid = 1;
     }
     /* The whole buffer: a fixed-size copy; the record's reservation has
      * room and the bytes past sec_len are overwritten. */
     memcpy(q, p->sec_text, sizeof p->sec_text);
-    return cli_fmt_ns9(q + p->sec_len, (uint32_t)(ns - s * 1000000000u));
+    q += p->sec_len;
+    unsigned low = (unsigned)(ns - key * 10000u);
+    memcpy(q, fr_fmt_digits2 + 2 * (low / 100u), 2);
+    memcpy(q + 2, fr_fmt_digits2 + 2 * (low % 100u), 2);
+    return q + 4;
 }
 
 /* Signed time relative to the first record: a LATE record may precede it. */
@@ -274,11 +285,11 @@ static const struct ring_cache *ring_prefix(struct print_ctx *p,
         return rc;
     char *q = rc->text;
     *q++ = '[';
-    q = cli_fmt_u64(q, r->ring);
+    q = fr_fmt_u64(q, r->ring);
     *q++ = ']';
     *q++ = ' ';
     if (ri != NULL && ri->thread_id >= 0)
-        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+        q = fr_fmt_u64(q, (uint64_t)ri->thread_id);
     else
         *q++ = '-';
     *q++ = ' ';
@@ -351,15 +362,15 @@ static char *fmt_kind_text(struct print_ctx *p, char *q, uint32_t kind,
     switch (kind) {
     case FLIGHTREC_EVENT_SPAN_BEGIN:
         memcpy(q, " begin ", 7);
-        return cli_fmt_hex(q + 7, r->data);
+        return fr_fmt_hex0x(q + 7, r->data);
     case FLIGHTREC_EVENT_SPAN_END:
         memcpy(q, " end", 4);
         q += 4;
         if (p->span_state == 1) {
             memcpy(q, " after ", 7);
-            q = cli_fmt_u64(q + 7, p->span_ns / 1000000000u);
+            q = fr_fmt_u64(q + 7, p->span_ns / 1000000000u);
             *q++ = '.';
-            q = cli_fmt_ns9(q, (uint32_t)(p->span_ns % 1000000000u));
+            q = fr_fmt_ns9(q, (uint32_t)(p->span_ns % 1000000000u));
             memcpy(q, " s", 2);
             q += 2;
         } else if (p->span_state == 2) {
@@ -375,9 +386,9 @@ static char *fmt_kind_text(struct print_ctx *p, char *q, uint32_t kind,
         q += 3;
         if (v < 0) {
             *q++ = '-';
-            return cli_fmt_u64(q, 0 - (uint64_t)v);
+            return fr_fmt_u64(q, 0 - (uint64_t)v);
         }
-        return cli_fmt_u64(q, (uint64_t)v);
+        return fr_fmt_u64(q, (uint64_t)v);
     }
     case FLIGHTREC_EVENT_STRING:
         *q++ = ' ';
@@ -388,27 +399,24 @@ static char *fmt_kind_text(struct print_ctx *p, char *q, uint32_t kind,
         return q;
     default:
         *q++ = ' ';
-        return cli_fmt_hex(q, r->data);
+        return fr_fmt_hex0x(q, r->data);
     }
 }
 
-static void write_text(struct print_ctx *p, const struct flightrec_record *r)
+/* A text line; @a ev: the event's name, NULL for a loss. */
+static void write_text(struct print_ctx *p, const struct flightrec_record *r,
+                       const struct name_cache *ev)
 {
     const struct ring_cache *rc = ring_prefix(p, r);
-    struct name_cache *ev = NULL;
     size_t need = 96 + PREFIX_MAX + 2 * NAME_TEXT_MAX + FIXED_COPY +
                   4 * r->text_len;
 
-    if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT))
-        ev = event_name(p, r->event);
-    char *q = cli_out_reserve(&p->out, need);
-    if (q == NULL)
-        return;
+    char *q = (char *)fr_out_reserve(p->out, need);
     if (FLIGHTREC_UNLIKELY(r->flags & FLIGHTREC_RECORD_UNTIMED)) {
         memcpy(q, "untimed", 7);
         q += 7;
     } else if (p->wall) {
-        q = cli_fmt_iso8601(q, wall_ns(p, r->time_ns));
+        q = fr_fmt_iso8601(q, wall_ns(p, r->time_ns));
     } else {
         q = fmt_rel_seconds(p, q, r->time_ns, p->base_ns);
     }
@@ -417,7 +425,7 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
     if (FLIGHTREC_LIKELY(ev != NULL && ev->kind == FLIGHTREC_EVENT_INSTANT)) {
         q = put_text(q, ev->text, ev->len);
         *q++ = ' ';
-        q = cli_fmt_hex(q, r->data);
+        q = fr_fmt_hex0x(q, r->data);
         const char *fn;
         if (FLIGHTREC_UNLIKELY(p->symbols != NULL) &&
             (r->event == p->func_entry || r->event == p->func_exit) &&
@@ -434,7 +442,7 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
         q = fmt_kind_text(p, q, ev->kind, r);
     } else {
         memcpy(q, "LOST ", 5);
-        q = cli_fmt_u64(q + 5, r->loss_count);
+        q = fr_fmt_u64(q + 5, r->loss_count);
         memcpy(q, " items (", 8);
         q += 8;
         const char *k = cli_loss_kind_name(r->loss_kind);
@@ -446,7 +454,7 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
     if (FLIGHTREC_UNLIKELY(r->flags & ~FLIGHTREC_RECORD_UNTIMED))
         q = fmt_flags_text(q, r->flags);
     *q++ = '\n';
-    p->out.len = (size_t)(q - p->out.buf);
+    p->out->len = (size_t)((unsigned char *)q - p->out->buf);
 }
 
 /* The time column of CSV and JSON: nanoseconds since the first record
@@ -454,40 +462,36 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r)
 static char *fmt_time_ns(struct print_ctx *p, char *q, uint64_t time_ns)
 {
     if (p->wall)
-        return cli_fmt_u64(q, wall_ns(p, time_ns));
+        return fr_fmt_u64(q, wall_ns(p, time_ns));
     if (time_ns >= p->base_ns)
-        return cli_fmt_u64(q, time_ns - p->base_ns);
+        return fr_fmt_u64(q, time_ns - p->base_ns);
     *q++ = '-';
-    return cli_fmt_u64(q, p->base_ns - time_ns);
+    return fr_fmt_u64(q, p->base_ns - time_ns);
 }
 
 static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
+                      const struct name_cache *ev,
                       const struct flightrec_ring_info *ri, size_t tlen)
 {
-    struct name_cache *ev = NULL;
     size_t need = 200 + 2 * tlen;
 
-    if (r->type == FLIGHTREC_RECORD_EVENT) {
-        ev = event_name(p, r->event);
+    if (ev != NULL)
         need += 2 * (size_t)ev->raw_len;
-    }
-    char *q = cli_out_reserve(&p->out, need);
-    if (q == NULL)
-        return;
+    char *q = (char *)fr_out_reserve(p->out, need);
     if (!(r->flags & FLIGHTREC_RECORD_UNTIMED))
         q = fmt_time_ns(p, q, r->time_ns);
     *q++ = ',';
-    q = cli_fmt_u64(q, r->ring);
+    q = fr_fmt_u64(q, r->ring);
     *q++ = ',';
     if (ri != NULL && ri->thread_id >= 0)
-        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+        q = fr_fmt_u64(q, (uint64_t)ri->thread_id);
     *q++ = ',';
     if (ev != NULL) {
         q = cli_fmt_csv(q, ev->ptr, ev->raw_len);
         *q++ = ',';
-        q = cli_fmt_u64(q, r->event);
+        q = fr_fmt_u64(q, r->event);
         *q++ = ',';
-        q = cli_fmt_hex(q, r->data);
+        q = fr_fmt_hex0x(q, r->data);
     } else {
         memcpy(q, "LOST,,", 6);
         q += 6;
@@ -505,12 +509,12 @@ static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
         memcpy(q, k, kl);
         q += kl;
         *q++ = ',';
-        q = cli_fmt_u64(q, r->loss_count);
+        q = fr_fmt_u64(q, r->loss_count);
     }
     *q++ = ',';
     q = fmt_flags_csv(q, r->flags);
     *q++ = '\n';
-    p->out.len = (size_t)(q - p->out.buf);
+    p->out->len = (size_t)((unsigned char *)q - p->out->buf);
 }
 
 static char *put_str(char *q, const char *s)
@@ -523,28 +527,24 @@ static char *put_str(char *q, const char *s)
 
 /* One JSON object per line, the fields of the CSV columns (see usage). */
 static void write_json(struct print_ctx *p, const struct flightrec_record *r,
+                       const struct name_cache *ev,
                        const struct flightrec_ring_info *ri, size_t tlen)
 {
-    struct name_cache *ev = NULL;
     size_t need = 320 + 6 * tlen + 6 * r->text_len;
 
-    if (r->type == FLIGHTREC_RECORD_EVENT) {
-        ev = event_name(p, r->event);
+    if (ev != NULL)
         need += 6 * (size_t)ev->raw_len;
-    }
-    char *q = cli_out_reserve(&p->out, need);
-    if (q == NULL)
-        return;
+    char *q = (char *)fr_out_reserve(p->out, need);
     q = put_str(q, "{\"time_ns\":");
     if (r->flags & FLIGHTREC_RECORD_UNTIMED)
         q = put_str(q, "null");
     else
         q = fmt_time_ns(p, q, r->time_ns);
     q = put_str(q, ",\"ring\":");
-    q = cli_fmt_u64(q, r->ring);
+    q = fr_fmt_u64(q, r->ring);
     q = put_str(q, ",\"thread\":");
     if (ri != NULL && ri->thread_id >= 0)
-        q = cli_fmt_u64(q, (uint64_t)ri->thread_id);
+        q = fr_fmt_u64(q, (uint64_t)ri->thread_id);
     else
         q = put_str(q, "null");
     q = put_str(q, ",\"thread_name\":");
@@ -553,9 +553,9 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
         q = put_str(q, ",\"event\":");
         q = cli_fmt_json(q, ev->ptr, ev->raw_len);
         q = put_str(q, ",\"event_id\":");
-        q = cli_fmt_u64(q, r->event);
+        q = fr_fmt_u64(q, r->event);
         q = put_str(q, ",\"data\":\"");
-        q = cli_fmt_hex(q, r->data);
+        q = fr_fmt_hex0x(q, r->data);
         q = put_str(q, "\",\"kind\":\"event\",\"count\":1");
         if (r->text != NULL) {
             q = put_str(q, ",\"text\":");
@@ -566,12 +566,12 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
                        "\"kind\":\"");
         q = put_str(q, cli_loss_kind_name(r->loss_kind));
         q = put_str(q, "\",\"count\":");
-        q = cli_fmt_u64(q, r->loss_count);
+        q = fr_fmt_u64(q, r->loss_count);
     }
     q = put_str(q, ",\"flags\":[");
     q = fmt_flags_json(q, r->flags);
     q = put_str(q, "]}\n");
-    p->out.len = (size_t)(q - p->out.buf);
+    p->out->len = (size_t)((unsigned char *)q - p->out->buf);
 }
 
 /* After the stream: what the filters and --wall could not do. */
@@ -585,7 +585,7 @@ static void report_filters(const struct print_ctx *p)
         cli_thread_filter_report(&p->threads);
     if (p->wall_saturated != 0) {
         char t[40];
-        *cli_fmt_iso8601(t, UINT64_MAX) = '\0';
+        *fr_fmt_iso8601(t, UINT64_MAX) = '\0';
         cli_msg(CLI_WARN, "--wall: %llu records are later than 2^64 ns "
                 "after 1970; their times are shown as %s",
                 (unsigned long long)p->wall_saturated, t);
@@ -680,11 +680,13 @@ static int on_record(const struct flightrec_record *r, void *arg)
     }
     if (p->symbols != NULL)
         fr_symbols_record(p->symbols, r);
-    if (r->type == FLIGHTREC_RECORD_EVENT) {
-        uint32_t kind = event_name(p, r->event)->kind;
-        if (FLIGHTREC_UNLIKELY(kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
-                               kind == FLIGHTREC_EVENT_SPAN_END))
-            track_span(p, r, kind);
+    /* The event's name and kind, looked up once for the record. */
+    struct name_cache *ev = NULL;
+    if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {
+        ev = event_name(p, r->event);
+        if (FLIGHTREC_UNLIKELY(ev->kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
+                               ev->kind == FLIGHTREC_EVENT_SPAN_END))
+            track_span(p, r, ev->kind);
     }
     /* The name filters see every record, also those outside --from/--to,
      * so that a term naming something in the stream is not reported as
@@ -704,15 +706,18 @@ static int on_record(const struct flightrec_record *r, void *arg)
             return 0;
     }
 
-    size_t tlen = ri != NULL ? strnlen(ri->thread_name, sizeof ri->thread_name)
-                             : 0;
-    if (p->json)
-        write_json(p, r, ri, tlen);
-    else if (p->csv)
-        write_csv(p, r, ri, tlen);
-    else
-        write_text(p, r);
-    return p->out.failed ? 1 : 0;
+    if (FLIGHTREC_LIKELY(!p->json && !p->csv)) {
+        write_text(p, r, ev);
+    } else {
+        size_t tlen = ri != NULL ? strnlen(ri->thread_name,
+                                           sizeof ri->thread_name)
+                                 : 0;
+        if (p->json)
+            write_json(p, r, ev, ri, tlen);
+        else
+            write_csv(p, r, ev, ri, tlen);
+    }
+    return p->out->failed ? 1 : 0;
 }
 
 /* Input pauses: show what is printed so far (live pipelines). */
@@ -720,7 +725,7 @@ static void flush_on_idle(void *arg)
 {
     struct print_ctx *p = arg;
 
-    cli_out_flush(&p->out);
+    fr_out_flush(p->out);
 }
 
 /*=====   Printing for another command (connect --print)   =====*/
@@ -740,7 +745,8 @@ struct cli_printer *cli_printer_new(int fd)
     cli_event_filter_init(&printer->ctx.events);
     cli_thread_filter_init(&printer->ctx.threads);
     printer->ctx.to_ns = UINT64_MAX;
-    if (cli_out_init(&printer->ctx.out, fd, 1u << 20) != 0) {
+    printer->ctx.out = fr_out_fd(fd, PRINT_BUFFER);
+    if (printer->ctx.out == NULL) {
         free(printer);
         return NULL;
     }
@@ -759,15 +765,15 @@ int cli_printer_on_record(const struct flightrec_record *r, void *printer)
 
 int cli_printer_flush(struct cli_printer *printer)
 {
-    cli_out_flush(&printer->ctx.out);
-    return printer->ctx.out.failed;
+    fr_out_flush(printer->ctx.out);
+    return printer->ctx.out->failed ? printer->ctx.out->err : 0;
 }
 
 void cli_printer_free(struct cli_printer *printer)
 {
     if (printer == NULL)
         return;
-    cli_out_free(&printer->ctx.out);
+    fr_out_discard(printer->ctx.out);
     cli_event_filter_free(&printer->ctx.events);
     cli_thread_filter_free(&printer->ctx.threads);
     free(printer);
@@ -904,7 +910,8 @@ int cmd_print(int argc, char **argv)
 
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         goto out;
-    if (cli_out_init(&p->out, STDOUT_FILENO, 1u << 20) != 0) {
+    p->out = fr_out_fd(STDOUT_FILENO, PRINT_BUFFER);
+    if (p->out == NULL) {
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
         goto out;
     }
@@ -921,25 +928,25 @@ int cmd_print(int argc, char **argv)
         goto out;
     }
     if (p->csv)
-        cli_out_write(&p->out, csv_header, sizeof csv_header - 1);
+        fr_out_write(p->out, csv_header, sizeof csv_header - 1);
 
     in.on_idle = flush_on_idle;
     in.idle_arg = p;
     rc = cli_decode(&in, p->client);
-    cli_out_flush(&p->out);
+    fr_out_flush(p->out);
     report_filters(p);
     if (p->no_realtime) {
         cli_msg(CLI_ERROR, "%s: --wall: the stream has no realtime "
                 "reference", in.name);
-    } else if (p->out.failed) {
-        cli_msg(CLI_ERROR, "write error: %s", strerror(p->out.failed));
+    } else if (p->out->failed) {
+        cli_msg(CLI_ERROR, "write error: %s", strerror(p->out->err));
     } else if (rc == 0) {
         ret = CLI_OK;
     }
 out:
     cli_input_close(&in);
     flightrec_client_destroy(p->client);
-    cli_out_free(&p->out);
+    fr_out_discard(p->out);
     free(p->spans);
     fr_symbols_destroy(p->symbols);
     cli_event_filter_free(&p->events);

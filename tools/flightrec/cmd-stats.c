@@ -136,7 +136,7 @@ static void fmt_rate(char *buf, size_t size, uint64_t count, uint64_t ns)
 
 static void fmt_seconds(char *buf, uint64_t ns)
 {
-    *cli_fmt_seconds(buf, ns) = '\0';
+    *fr_fmt_seconds(buf, ns) = '\0';
 }
 
 struct event_row {
@@ -265,7 +265,7 @@ static void print_header(const flightrec_client *client,
     if (info->process_id >= 0)
         printf("process id: %lld\n", (long long)info->process_id);
     if (info->has_realtime) {
-        *cli_fmt_iso8601(t, info->realtime_ns_at_zero) = '\0';
+        *fr_fmt_iso8601(t, info->realtime_ns_at_zero) = '\0';
         printf("realtime at uptime 0: %s\n", t);
     }
     if (info->arch[0] != '\0')
@@ -383,7 +383,7 @@ static void print_json(struct stats_ctx *s, const struct stats_tables *t)
     json_tid(info->process_id);
     fputs(",\"realtime_at_zero\":", stdout);
     if (info->has_realtime) {
-        *cli_fmt_iso8601(iso, info->realtime_ns_at_zero) = '\0';
+        *fr_fmt_iso8601(iso, info->realtime_ns_at_zero) = '\0';
         printf("\"%s\"", iso);
     } else {
         fputs("null", stdout);

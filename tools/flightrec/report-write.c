@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "convert-out.h"
+#include "util/out-buffer.h"
 #include "report.h"
 
 /*=====   Units   =====*/
@@ -372,7 +372,7 @@ int report_write_text(struct report *rp, FILE *f)
                 rp_fmt_bytes(b, sizeof b, rp->peak));
         if (rp->peak != 0) {
             char t[40];
-            *cli_fmt_seconds(t, rp->peak_ns) = '\0';
+            *fr_fmt_seconds(t, rp->peak_ns) = '\0';
             fprintf(f, " at %s s", t);
         }
         fputc('\n', f);
@@ -491,8 +491,8 @@ int report_write_text(struct report *rp, FILE *f)
         fputs("  ", f);
         cell(f, safe_name(name, sizeof name, t->name), 16, 0);
         cell_u64(f, t->events, 10);
-        *cli_fmt_seconds(a, t->first_ns) = '\0';
-        *cli_fmt_seconds(b, t->last_ns) = '\0';
+        *fr_fmt_seconds(a, t->first_ns) = '\0';
+        *fr_fmt_seconds(b, t->last_ns) = '\0';
         cell(f, t->have_time ? a : "-", 13, 1);
         cell(f, t->have_time ? b : "-", 13, 1);
         if (sw) {
@@ -923,8 +923,8 @@ static void html_heap_chart(struct fr_out *o, const struct report *rp)
     }
     fr_out_str(o, "\"/>");
     char t0[40], t1[40];
-    *cli_fmt_seconds(t0, rp->origin_ns) = '\0';
-    *cli_fmt_seconds(t1, rp->origin_ns + (uint64_t)used * rp->bucket_ns) =
+    *fr_fmt_seconds(t0, rp->origin_ns) = '\0';
+    *fr_fmt_seconds(t1, rp->origin_ns + (uint64_t)used * rp->bucket_ns) =
         '\0';
     fr_out_printf(o, "<text x=\"0\" y=\"%u\" class=axis>%s s</text>"
                   "<text x=\"%u\" y=\"%u\" class=axis text-anchor=\"end\">"
@@ -1209,8 +1209,8 @@ int report_write_html(struct report *rp, const char *path)
         else
             fr_out_str(o, "<tr><td class=n>-</td><td>");
         html_text(o, t->name[0] ? t->name : "-");
-        *cli_fmt_seconds(a, t->first_ns) = '\0';
-        *cli_fmt_seconds(b, t->last_ns) = '\0';
+        *fr_fmt_seconds(a, t->first_ns) = '\0';
+        *fr_fmt_seconds(b, t->last_ns) = '\0';
         fr_out_printf(o, "</td><td class=n>%llu</td><td class=n>%s</td>"
                       "<td class=n>%s</td>", (unsigned long long)t->events,
                       t->have_time ? a : "-", t->have_time ? b : "-");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "convert-out.h"
+#include "util/out-buffer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,22 +58,48 @@ static int write_in_place(const char *path)
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-struct fr_out *fr_out_open(const char *path)
+/* A buffer of @a cap bytes, no file yet. */
+static struct fr_out *out_new(size_t cap)
 {
     struct fr_out *out = malloc(sizeof *out);
     if (out == NULL)
         return NULL;
+    out->buf = malloc(cap);
+    if (out->buf == NULL) {
+        free(out);
+        errno = ENOMEM;
+        return NULL;
+    }
+    out->cap = cap;
     out->len = 0;
     out->failed = 0;
     out->err = 0;
     out->final_path = NULL;
     out->tmp_path = NULL;
+    out->fd = -1;
     out->own_fd = 1;
-    if (strcmp(path, "-") == 0) {
-        out->fd = STDOUT_FILENO;
+    return out;
+}
+
+struct fr_out *fr_out_fd(int fd, size_t cap)
+{
+    if (cap < 2 * FR_OUT_RESERVE_MAX)
+        cap = 2 * FR_OUT_RESERVE_MAX;
+    struct fr_out *out = out_new(cap);
+    if (out != NULL) {
+        out->fd = fd;
         out->own_fd = 0;
-        return out;
     }
+    return out;
+}
+
+struct fr_out *fr_out_open(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return fr_out_fd(STDOUT_FILENO, FR_OUT_CAP);
+    struct fr_out *out = out_new(FR_OUT_CAP);
+    if (out == NULL)
+        return NULL;
     if (write_in_place(path)) {
         out->fd = open(path, O_WRONLY | O_CLOEXEC);
     } else {
@@ -92,6 +118,7 @@ struct fr_out *fr_out_open(const char *path)
         int e = errno;
         free(out->final_path);
         free(out->tmp_path);
+        free(out->buf);
         free(out);
         errno = e;
         return NULL;
@@ -118,6 +145,7 @@ static void release(struct fr_out *out, int remove_tmp)
         unlink(out->tmp_path);
     free(out->final_path);
     free(out->tmp_path);
+    free(out->buf);
     free(out);
 }
 
@@ -151,16 +179,32 @@ void fr_out_discard(struct fr_out *out)
     release(out, 1);
 }
 
+void fr_out_write_long(struct fr_out *out, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    while (n > 0) {
+        if (out->len == out->cap)
+            fr_out_flush(out);
+        size_t room = out->cap - out->len;
+        size_t k = n < room ? n : room;
+        memcpy(out->buf + out->len, c, k);
+        out->len += k;
+        c += k;
+        n -= k;
+    }
+}
+
 void fr_out_printf(struct fr_out *out, const char *fmt, ...)
 {
-    char *p = (char *)fr_out_reserve(out, 4096);
+    char *p = (char *)fr_out_reserve(out, FR_OUT_RESERVE_MAX);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(p, 4096, fmt, ap);
+    int n = vsnprintf(p, FR_OUT_RESERVE_MAX, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
-    out->len += (size_t)n < 4096 ? (size_t)n : 4095;
+    out->len += (size_t)n < FR_OUT_RESERVE_MAX ? (size_t)n
+                                               : FR_OUT_RESERVE_MAX - 1;
 }
 
 void fr_errorf(char *dst, size_t n, const char *fmt, ...)

@@ -459,10 +459,22 @@ flightrec__produce_n_slow(const struct flightrec_item_in *items, size_t n,
                           uint64_t now, uint64_t deadline);
 
 /* The items of a record of n <= FLIGHTREC_MAX_PENDING, written out with
- * constant indices rather than as a loop: clang keeps a caller's array
- * of items in memory (and reloads its events) when a loop variable
+ * constant indices rather than as a loop, for clang: it keeps a caller's
+ * array of items in memory (and reloads its events) when a loop variable
  * indexes it, and splits it into registers (and knows constant events)
- * when every index is a constant. */
+ * when every index is a constant.  gcc does as well with the unrolled
+ * loop, which is smaller where the events are not constants; and code
+ * built for size keeps the loop. */
+#if defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#define FLIGHTREC__PENDING_WRITTEN_OUT 1
+#else
+#define FLIGHTREC__PENDING_WRITTEN_OUT 0
+#endif
+#if defined(__GNUC__)
+#define FLIGHTREC__UNROLL _Pragma("GCC unroll 8")
+#else
+#define FLIGHTREC__UNROLL
+#endif
 #define FLIGHTREC__EACH_PENDING(step) \
     step(0) step(1) step(2) step(3) step(4) step(5) step(6) step(7)
 _Static_assert(FLIGHTREC_MAX_PENDING == 8,
@@ -553,14 +565,27 @@ flightrec__produce_n_fast(const struct flightrec_item_in *items, size_t n)
                            FLIGHTREC__POSITION_WRAPS(head, n) ||
                            head + n > w->head_limit)) {
         struct flightrec__pending copy;
+#if FLIGHTREC__PENDING_WRITTEN_OUT
         FLIGHTREC__EACH_PENDING(FLIGHTREC__COPY_PENDING)
+#else
+        for (size_t i = 0; i < n; i++)
+            copy.item[i] = items[i];
+#endif
         flightrec__produce_n_cold(copy, n, now, deadline);
         return;
     }
     FLIGHTREC__ITEMS_AFTER_HEAD();
     struct flightrec_item *start = flightrec__lap_slot(w, head), *next = start;
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
+#if FLIGHTREC__PENDING_WRITTEN_OUT
     FLIGHTREC__EACH_PENDING(FLIGHTREC__PUT_PENDING)
+#else
+    FLIGHTREC__UNROLL
+    for (size_t i = 0; i < n; i++) {
+        if (FLIGHTREC_LIKELY(flightrec_event_enabled(items[i].event)))
+            flightrec__put(next++, time_word, items[i].event, items[i].data);
+    }
+#endif
     FLIGHTREC__PUBLISH(&ring->head, head + (uintptr_t)(next - start));
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;

@@ -16,7 +16,7 @@
  *                                        (FLIGHTREC_SHM=0), each against
  *                                        the ideal loop of its own process
  *
- * NAME: ideal, ideal_packed, produce, produce_2, produce_n, produce_n_var,
+ * NAME: empty (the loop alone), ideal, ideal_packed, produce, produce_2, produce_n, produce_n_var,
  * record_1, record_2, record_8, filtered, stopped.  Instructions per event come from
  * bench/callgrind-produce.sh (two lengths, differenced).
  */
@@ -93,6 +93,15 @@ static uint64_t now_ns(void)
 
 /* The loops: noinline wrappers so that each is measured as a whole, with
  * the recording call inlined inside. */
+/* The loop alone (counter, compare, branch): what every loop's figure
+ * includes besides the recording.  The empty asm, given i, keeps the
+ * compiler from deleting or collapsing it. */
+__attribute__((noinline)) static void loop_empty(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        __asm__ __volatile__("" ::"r"(i));
+}
+
 __attribute__((noinline)) static void loop_ideal(uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
@@ -245,6 +254,8 @@ static double median(double *v)
 
 static loop_fn by_name(const char *name)
 {
+    if (strcmp(name, "empty") == 0)
+        return loop_empty;
     if (strcmp(name, "ideal") == 0)
         return loop_ideal;
     if (strcmp(name, "ideal_packed") == 0)

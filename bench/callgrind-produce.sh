@@ -4,7 +4,10 @@
 # start-up and attach costs drop out.  Multi-item loops also show the
 # figure per call (items per call times the figure per item).  The
 # recording loops run twice: rings in a session file (the default) and
-# private rings (FLIGHTREC_SHM=0); the last column is the difference.
+# private rings (FLIGHTREC_SHM=0); the next column is the difference.
+# Every figure includes the benchmark's loop (counter, compare, branch);
+# the "empty" loop measures that alone, and the last column is the
+# default figure less it: the recording call's own instructions.
 # usage: bench/callgrind-produce.sh BUILD_DIR
 set -eu
 bin="$1/bench/bench-produce"
@@ -41,7 +44,11 @@ count() {
 per_event() {
     awk -v a="$1" -v b="$2" -v n=$((large - small)) 'BEGIN { printf "%.3f", (b - a) / n }'
 }
-printf '%-13s %-30s %-30s %s\n' loop "session file (default)" "private (FLIGHTREC_SHM=0)" "difference"
+a=$(count empty $small)
+b=$(count empty $large)
+loop_cost=$(per_event "$a" "$b")
+echo "empty loop (counter, compare, branch): $loop_cost per iteration"
+printf '%-13s %-30s %-30s %-10s %s\n' loop "session file (default)" "private (FLIGHTREC_SHM=0)" "difference" "less the loop"
 # loop name, items per call
 for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
              produce_n_var:8 record_1:1 record_2:2 record_8:8 filtered:1 \
@@ -58,11 +65,13 @@ for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
        b=$(count "$loop" $large 0)
        private=$(per_event "$a" "$b") ;;
     esac
-    echo "$loop" "$shared" "$private" | awk -v k="$per_call" '
+    echo "$loop" "$shared" "$private" | awk -v k="$per_call" -v l="$loop_cost" '
         function show(e) {
             if (k > 1)
                 return sprintf("%6.2f per item, %6.1f per call", e, e * k)
             return sprintf("%6.2f per event", e)
         }
-        { printf "%-13s %-30s %-30s %+.2f\n", $1, show($2), show($3), $2 - $3 }'
+        # the loop runs once per call: per item, its share is l / k
+        { printf "%-13s %-30s %-30s %+-10.2f %s\n", $1, show($2), show($3),
+                 $2 - $3, show($2 - l / k) }'
 done

@@ -154,6 +154,67 @@ struct flightrec__control_page {
 };
 extern FLIGHTREC_API struct flightrec__control_page flightrec__control_page;
 
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* One CPU: whatever reads a ring (a task, an interrupt handler, the fault
+ * dump) runs on the CPU that wrote it, which sees its own stores in
+ * program order; only the compiler must keep them in order, and the
+ * barriers (two DMBs on Cortex-M) are not needed. */
+#define FLIGHTREC__ITEMS_AFTER_HEAD() atomic_signal_fence(memory_order_release)
+#define FLIGHTREC__PUBLISH(head_word, value)                          \
+    (atomic_signal_fence(memory_order_release),                       \
+     atomic_store_explicit((head_word), (value), memory_order_relaxed))
+#else
+/* Orders the previous head publication before the item stores, so a
+ * reader validating its copy by re-reading the head is right on weakly
+ * ordered CPUs too (no instruction on x86). */
+#define FLIGHTREC__ITEMS_AFTER_HEAD() atomic_thread_fence(memory_order_release)
+/* Release: a reader that sees the new head sees the items. */
+#define FLIGHTREC__PUBLISH(head_word, value) \
+    atomic_store_explicit((head_word), (value), memory_order_release)
+#endif
+
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* flightrec__produce_slow() reading the counter again: four argument
+ * words, all in registers on 32-bit ARM, so that the fast path needs no
+ * stack frame for the call's arguments (the later counter value only
+ * times the item a little later; the deadline is still 0). */
+FLIGHTREC_API void flightrec__produce_slow_late(uint32_t event,
+                                                uintptr_t data,
+                                                uint64_t deadline);
+#define FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline) \
+    ((void)(now), flightrec__produce_slow_late(event, data, deadline))
+#else
+#define FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline) \
+    flightrec__produce_slow(event, data, now, deadline)
+#endif
+
+/* Stores an item's two words (not yet published: the head store that
+ * follows publishes it). */
+static FLIGHTREC_ALWAYS_INLINE void
+flightrec__store_item(struct flightrec_item *item, uint32_t word,
+                      uintptr_t data)
+{
+#if defined(FLIGHTREC_PORT_FIRMWARE) && defined(__GNUC__) && \
+    defined(__thumb2__) && UINTPTR_MAX == 0xffffffffu
+    /* One CPU, and a reader takes an item only below the head: the two
+     * words may go in one STRD, which compilers do not make of two atomic
+     * stores (nor of a plain struct store). */
+    struct flightrec__item_words {
+        uint32_t word;
+        uintptr_t data;
+    } __attribute__((may_alias));
+    _Static_assert(sizeof(struct flightrec__item_words) ==
+                       sizeof(struct flightrec_item),
+                   "a ring item is its two words");
+    __asm__("strd %1, %2, [%3]"
+            : "=m"(*(struct flightrec__item_words *)(void *)item)
+            : "r"(word), "r"(data), "r"(item));
+#else
+    atomic_store_explicit(&item->event, word, memory_order_relaxed);
+    atomic_store_explicit(&item->data, data, memory_order_relaxed);
+#endif
+}
+
 FLIGHTREC_API void flightrec__produce_slow(uint32_t event, uintptr_t data,
                                            uint64_t now, uint64_t deadline);
 
@@ -252,19 +313,13 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     struct flightrec__ring_head *ring = w->ring;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (FLIGHTREC_UNLIKELY(now >= deadline || head >= w->head_limit)) {
-        flightrec__produce_slow(event, data, now, deadline);
+        FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline);
         return;
     }
-    /* Orders the previous head publication before the item stores, so a
-     * reader validating its copy by re-reading the head is right on weakly
-     * ordered CPUs too (no instruction on x86). */
-    atomic_thread_fence(memory_order_release);
+    FLIGHTREC__ITEMS_AFTER_HEAD();
     struct flightrec_item *item = flightrec__lap_slot(w, head);
-    atomic_store_explicit(&item->event, FLIGHTREC_TIME_EVENT(now, event),
-                          memory_order_relaxed);
-    atomic_store_explicit(&item->data, data, memory_order_relaxed);
-    /* Release: a reader that sees the new head sees the item. */
-    atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+    flightrec__store_item(item, FLIGHTREC_TIME_EVENT(now, event), data);
+    FLIGHTREC__PUBLISH(&ring->head, head + 1);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }
@@ -317,7 +372,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
      * the head limit; the slow path handles the rest (and a stopped
      * recorder, whose filter rejects every add). */
     uintptr_t limit = head + FLIGHTREC_MAX_PENDING;
-    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    FLIGHTREC__ITEMS_AFTER_HEAD();
     if (FLIGHTREC_UNLIKELY(
             now >= deadline ||
             FLIGHTREC__POSITION_WRAPS(head, FLIGHTREC_MAX_PENDING) ||
@@ -388,7 +443,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_commit(struct flightrec_ctx *ctx)
     struct flightrec__writer *w = ctx->writer;
     if (FLIGHTREC_UNLIKELY(w == NULL))
         return;
-    atomic_store_explicit(&w->ring->head, ctx->head, memory_order_release);
+    FLIGHTREC__PUBLISH(&w->ring->head, ctx->head);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = ctx->deadline;
 }
@@ -408,21 +463,42 @@ FLIGHTREC_API void
 flightrec__produce_n_slow(const struct flightrec_item_in *items, size_t n,
                           uint64_t now, uint64_t deadline);
 
+/* The items of a record of n <= FLIGHTREC_MAX_PENDING, written out with
+ * constant indices rather than as a loop, for clang: it keeps a caller's
+ * array of items in memory (and reloads its events) when a loop variable
+ * indexes it, and splits it into registers (and knows constant events)
+ * when every index is a constant.  gcc does as well with the unrolled
+ * loop, which is smaller where the events are not constants; and code
+ * built for size keeps the loop. */
+#if defined(__clang__) && !defined(__OPTIMIZE_SIZE__)
+#define FLIGHTREC__PENDING_WRITTEN_OUT 1
+#else
+#define FLIGHTREC__PENDING_WRITTEN_OUT 0
+#endif
 #if defined(__GNUC__)
 #define FLIGHTREC__UNROLL _Pragma("GCC unroll 8")
 #else
 #define FLIGHTREC__UNROLL
 #endif
+#define FLIGHTREC__EACH_PENDING(step) \
+    step(0) step(1) step(2) step(3) step(4) step(5) step(6) step(7)
+_Static_assert(FLIGHTREC_MAX_PENDING == 8,
+               "FLIGHTREC__EACH_PENDING has one step per pending item");
+#define FLIGHTREC__COPY_PENDING(k) \
+    if (n > (k))                     \
+        copy.item[k] = items[k];
+#define FLIGHTREC__PUT_PENDING(k)                                        \
+    if (n > (k) &&                                                       \
+        FLIGHTREC_LIKELY(flightrec_event_enabled(items[k].event)))       \
+        flightrec__put(next++, time_word, items[k].event, items[k].data);
 
 static FLIGHTREC_ALWAYS_INLINE void flightrec__put(struct flightrec_item *item,
                                                    uint32_t time_word,
                                                    uint32_t event,
                                                    uintptr_t data)
 {
-    atomic_store_explicit(&item->event,
-                          time_word | (event & FLIGHTREC_EVENT_MASK),
-                          memory_order_relaxed);
-    atomic_store_explicit(&item->data, data, memory_order_relaxed);
+    flightrec__store_item(item, time_word | (event & FLIGHTREC_EVENT_MASK),
+                          data);
 }
 
 /* flightrec_produce_2() */
@@ -450,12 +526,12 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec__produce_2_fast(uint32_t event0,
                                   deadline);
         return;
     }
-    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    FLIGHTREC__ITEMS_AFTER_HEAD();
     struct flightrec_item *item = flightrec__lap_slot(w, head);
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
     flightrec__put(&item[0], time_word, event0, data0);
     flightrec__put(&item[1], time_word, event1, data1);
-    atomic_store_explicit(&ring->head, head + 2, memory_order_release);
+    FLIGHTREC__PUBLISH(&ring->head, head + 2);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }
@@ -494,21 +570,28 @@ flightrec__produce_n_fast(const struct flightrec_item_in *items, size_t n)
                            FLIGHTREC__POSITION_WRAPS(head, n) ||
                            head + n > w->head_limit)) {
         struct flightrec__pending copy;
+#if FLIGHTREC__PENDING_WRITTEN_OUT
+        FLIGHTREC__EACH_PENDING(FLIGHTREC__COPY_PENDING)
+#else
         for (size_t i = 0; i < n; i++)
             copy.item[i] = items[i];
+#endif
         flightrec__produce_n_cold(copy, n, now, deadline);
         return;
     }
-    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    FLIGHTREC__ITEMS_AFTER_HEAD();
     struct flightrec_item *start = flightrec__lap_slot(w, head), *next = start;
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
+#if FLIGHTREC__PENDING_WRITTEN_OUT
+    FLIGHTREC__EACH_PENDING(FLIGHTREC__PUT_PENDING)
+#else
     FLIGHTREC__UNROLL
     for (size_t i = 0; i < n; i++) {
         if (FLIGHTREC_LIKELY(flightrec_event_enabled(items[i].event)))
             flightrec__put(next++, time_word, items[i].event, items[i].data);
     }
-    atomic_store_explicit(&ring->head, head + (uintptr_t)(next - start),
-                          memory_order_release);
+#endif
+    FLIGHTREC__PUBLISH(&ring->head, head + (uintptr_t)(next - start));
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }

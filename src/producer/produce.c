@@ -382,6 +382,14 @@ void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     write_one(WRITER_MAIN, event, data, now);
 }
 
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
+                                  uint64_t deadline)
+{
+    flightrec__produce_slow(event, data, flightrec_counter(), deadline);
+}
+#endif
+
 void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;

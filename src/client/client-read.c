@@ -401,6 +401,12 @@ static int merge(struct reader *rd)
         rd->at_seg[i] = s;
         rd->at_pos[i] = s != NO_SEGMENT ? rd->seg[s].start : 0;
     }
+    /* Each ring's first and last segment served the index: at_seg goes
+     * on from here, and the memory goes to the rings. */
+    free(rd->first);
+    free(rd->last);
+    rd->first = rd->last = NULL;
+    rd->ring_cap = 0;
     slice = READ_BYTES_BUDGET / rd->item_size / (rd->rings ? rd->rings : 1);
     slice = slice < SLICE_ITEMS_MIN   ? SLICE_ITEMS_MIN
             : slice > SLICE_ITEMS_MAX ? SLICE_ITEMS_MAX

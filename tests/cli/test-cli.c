@@ -1310,6 +1310,50 @@ TEST(stats)
     CHECK_EQ_I(json_lines(stats_json), 1);
 }
 
+/* Rings that held nothing (their chunks are PROCESSOR items alone) are
+ * listed each with its own id, next to one that held an event. */
+TEST(stats_empty_rings)
+{
+    struct fr_vec v;
+    struct run r;
+    const char *path = scratch("empty-rings.rec");
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, 1000000000u, 4, 1024, 42, REALTIME);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PROCESSOR, 9);
+    fr_vec_flightrec_chunk(&v, 3, 42, "worker", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 0, 1000);
+    fr_vec_item(&v, 5, FLIGHTREC_USER(1), 1);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PROCESSOR, 7);
+    fr_vec_item(&v, 0, FLIGHTREC_EV_PROCESSOR, 1);
+    write_vec(path, &v, v.len);
+    fr_vec_free(&v);
+    RUN(&r, "stats", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK(strstr(r.out,
+                 "\nrings: 4\n"
+                 " ring context       events   overflow    discard    "
+                 "missing    untimed        tid  name\n"
+                 "    1  thread            0          0          0  "
+                 "        0          0          -  -\n"
+                 "    3  thread            1          0          0  "
+                 "        0          0         42  worker\n"
+                 "    7  thread            0          0          0  "
+                 "        0          0          -  -\n"
+                 "    9  thread            0          0          0  "
+                 "        0          0          -  -\n") != NULL);
+    run_free(&r);
+    RUN(&r, "stats", "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK(strstr(r.out, "\"rings\":[{\"ring\":1,\"context\":\"thread\","
+                        "\"events\":0,") != NULL);
+    CHECK(strstr(r.out, "{\"ring\":7,\"context\":\"thread\",\"events\":0,")
+          != NULL);
+    CHECK(strstr(r.out, "{\"ring\":9,\"context\":\"thread\",\"events\":0,")
+          != NULL);
+    run_free(&r);
+}
+
 TEST(stats_losses)
 {
     struct run r;

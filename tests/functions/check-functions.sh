@@ -45,6 +45,8 @@ names() { # PRINT-OUTPUT EVENT
 expect "print entries" "$entries" "$(names print.txt FUNCTION_ENTRY)"
 expect "print exits" "$exits" "$(names print.txt FUNCTION_EXIT)"
 expect "print messages" "" "$(cat print.err)"
+# The object records: each path item's characters as text.
+expect "print object path" "$dir/fn-target" "$(awk '$5 == "OBJECT_LOAD" { n++ } n == 1 && $5 == "OBJECT_PATH" { printf "%s", substr($7, 2, length($7) - 2) }' print.txt)"
 "$flightrec" print --no-symbols t.rec >plain.txt
 expect "--no-symbols names" "0" "$(grep -c 'FUNCTION_.* tree_' plain.txt || true)"
 expect "--no-symbols entries" "9" "$(grep -c 'FUNCTION_ENTRY 0x[0-9a-f]*$' plain.txt)"

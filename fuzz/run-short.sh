@@ -21,3 +21,10 @@ trap 'rm -rf "$work" "$region_work"' EXIT
 cp "$here"/corpus-region/* "$region_work"/
 "$build"/fuzz/fuzz-region -max_total_time="$((secs / 3 + 1))" -max_len=120000 \
     -rss_limit_mb=2048 -artifact_prefix="$build"/region- "$region_work"
+# The loaded-object records and symbol lookups, seeded with a recording.
+cmake --build "$build" --target fuzz-symbols -j2
+symbols_work=$(mktemp -d)
+trap 'rm -rf "$work" "$region_work" "$symbols_work"' EXIT
+cp "$here"/corpus-symbols/* "$symbols_work"/
+"$build"/fuzz/fuzz-symbols -max_total_time="$((secs / 3 + 1))" -max_len=8192 \
+    -rss_limit_mb=2048 -artifact_prefix="$build"/symbols- "$symbols_work"

@@ -9,9 +9,10 @@
 # stripped program, a missing or a replaced shared object give addresses
 # and one message each, never a failure.
 # usage: check-functions.sh FLIGHTREC FN_TARGET FN_PLUGIN SCRATCH VIEWERS_MJS
-#        NODE_MODULES FN_BARE
+#        NODE_MODULES FN_BARE FN_THREADS
 set -eu
 flightrec=$1 target=$2 plugin=$3 dir=$4 viewers=$5 modules=$6 bare=$7
+threads=$8
 here=$(cd "$(dirname "$0")" && pwd)
 convert_dir=$here/../convert
 rm -rf "$dir"
@@ -45,6 +46,8 @@ names() { # PRINT-OUTPUT EVENT
 expect "print entries" "$entries" "$(names print.txt FUNCTION_ENTRY)"
 expect "print exits" "$exits" "$(names print.txt FUNCTION_EXIT)"
 expect "print messages" "" "$(cat print.err)"
+# The object records: each path item's characters as text.
+expect "print object path" "$dir/fn-target" "$(awk '$5 == "OBJECT_LOAD" { n++ } n == 1 && $5 == "OBJECT_PATH" { printf "%s", substr($7, 2, length($7) - 2) }' print.txt)"
 "$flightrec" print --no-symbols t.rec >plain.txt
 expect "--no-symbols names" "0" "$(grep -c 'FUNCTION_.* tree_' plain.txt || true)"
 expect "--no-symbols entries" "9" "$(grep -c 'FUNCTION_ENTRY 0x[0-9a-f]*$' plain.txt)"
@@ -130,6 +133,16 @@ expect "ctf program" "1" "$(grep -c "bin_info: .*path = \"$dir/fn-target\", is_p
 expect "ctf plugin" "1" "$(grep -c "bin_info: .*path = \"$dir/fn-plugin.so\", is_pic = 1, has_build_id = 1" ctf.txt)"
 expect "ctf program base" "$(awk '$5 == "OBJECT_LOAD" { print $6; exit }' print.txt)" \
     "$(sed -n 's/.*bin_info: .*baddr = 0x\([0-9A-F]*\), .*fn-target".*/0x\1/p' ctf.txt | tr 'A-F' 'a-f')"
+
+# Four threads loading the plugin at once: recorded as loaded once, every
+# call named.
+"$threads" th.rec "$dir/fn-plugin.so"
+"$flightrec" print th.rec >th.txt 2>th.err
+expect "threads: plugin loaded" "1" "$(awk '$5 == "OBJECT_LOAD" { n++ } $5 == "OBJECT_PATH" && n > 0 { p[n] = p[n] substr($7, 2, length($7) - 2) } END { for (i in p) if (p[i] ~ /fn-plugin.so$/) c++; print c + 0 }' th.txt)"
+expect "threads: plugin_work" "4" "$(names th.txt FUNCTION_ENTRY | tr ' ' '\n' | grep -c '^plugin_work$')"
+expect "threads: plugin_inner" "4" "$(names th.txt FUNCTION_ENTRY | tr ' ' '\n' | grep -c '^plugin_inner$')"
+expect "threads: other entries" "0" "$(names th.txt FUNCTION_ENTRY | tr ' ' '\n' | grep -vc '^plugin_')"
+expect "threads: messages" "" "$(cat th.err)"
 
 # A stripped program: its functions as addresses, one message; the
 # plugin's still named.

@@ -141,6 +141,8 @@ struct print_ctx {
     int symbols_wanted;
     struct fr_symbols *symbols;
     uint32_t func_entry, func_exit;   /* their ids in this stream */
+    uint32_t object_path;             /* OBJECT_PATH (flightrec streams) */
+    size_t word_bytes;
 };
 
 static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
@@ -426,6 +428,18 @@ static void write_text(struct print_ctx *p, const struct flightrec_record *r,
         q = put_text(q, ev->text, ev->len);
         *q++ = ' ';
         q = fr_fmt_hex0x(q, r->data);
+        if (FLIGHTREC_UNLIKELY(r->event == p->object_path)) {
+            /* The path's characters this item carries, as text. */
+            char part[9];
+            size_t n = 0;
+            while (n < p->word_bytes &&
+                   (part[n] = (char)(r->data >> (8 * n))) != '\0')
+                n++;
+            part[n] = '\0';
+            memcpy(q, " \"", 2);
+            q = cli_fmt_escaped(q + 2, part, n);
+            *q++ = '"';
+        }
         const char *fn;
         if (FLIGHTREC_UNLIKELY(p->symbols != NULL) &&
             (r->event == p->func_entry || r->event == p->func_exit) &&
@@ -604,6 +618,12 @@ static FLIGHTREC_COLD int start(struct print_ctx *p)
 
     p->started = 1;
     p->func_entry = p->func_exit = UINT32_MAX;
+    p->object_path = info->kind == FLIGHTREC_STREAM_FLIGHTREC
+                         ? FLIGHTREC_EV_OBJECT_PATH
+                         : UINT32_MAX;
+    p->word_bytes = info->format != 0
+                        ? FLIGHTREC_ITEM_SIZE(info->format) - 4
+                        : 8;
     if (p->symbols_wanted) {
         for (uint32_t id = 0; id < 512; id++) {
             const char *n = flightrec_client_event_name(p->client, id);

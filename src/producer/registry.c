@@ -629,6 +629,15 @@ void flightrec__registry_reset_after_fork(void)
         atomic_store_explicit(&region_control()->lock, 0,
                               memory_order_relaxed);
     }
+    if (own_copy) {
+        /* A consumer claim in the copy is the parent's drain (or another
+         * process's, on the parent's file): nobody consumes the child's
+         * copy yet, and the child must be free to drain it. */
+        atomic_store_explicit(&region_control()->consumer_claim, 0,
+                              memory_order_relaxed);
+        atomic_store_explicit(&region_control()->consumer_pid, 0,
+                              memory_order_relaxed);
+    }
     region_header()->process_id = flightrec__port_process_id();
     flightrec__port_process_forked(
         (void *)(flightrec__region_base + region_header()->process_offset));

@@ -102,6 +102,39 @@ TEST(fork_child_controls_only_itself)
     CHECK_EQ_I(flightrec_is_running(), 1);
 }
 
+/* A child forked after the parent drained (and so holds the session's
+ * consumer claim) drains its own copy: the claim copied with it was the
+ * parent's, not the child's to respect. */
+TEST(fork_child_drains_after_the_parent_did)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    FILE *parent_file = tmpfile();
+    CHECK(parent_file != NULL);
+    CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
+    const struct flightrec_region_control *c =
+        (const void *)(flightrec__region_base +
+                       ((const struct flightrec_region_header *)
+                            flightrec__region_base)->control_offset);
+    CHECK_EQ_I(atomic_load(&c->consumer_pid), getpid());
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        flightrec_produce(FLIGHTREC_USER(2), 2);
+        FILE *child_file = tmpfile();
+        int rc = child_file != NULL ? flightrec_drain(fileno(child_file)) : 1;
+        _exit(rc == 0 ? 0 : rc == FLIGHTREC_EBUSY_CONFIG ? 4 : 3);
+    }
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    /* The parent's claim is untouched. */
+    CHECK_EQ_I(atomic_load(&c->consumer_pid), getpid());
+    CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
+    fclose(parent_file);
+}
+
 TEST(header_describes_the_region)
 {
     setup_or_die(64, FLIGHTREC_MODE_FLIGHT);

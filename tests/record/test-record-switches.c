@@ -213,6 +213,35 @@ static void report_check(const char *rec_path, const struct recording *rec,
     CHECK(cpu_ns > 0);
 }
 
+/* print names a processor ring by its CPU: one "[cpuN] - - EVENT 0xTID"
+ * line for each switch the decoder delivered, exactly. */
+static void print_check(const char *rec_path, const struct recording *rec)
+{
+    char cmd[17000], out[4200];
+    snprintf(out, sizeof out, "%s/print.txt", scratch);
+    snprintf(cmd, sizeof cmd, "'%s' print '%s' >'%s'", FLIGHTREC_BIN,
+             rec_path, out);
+    CHECK_EQ_I(system(cmd), 0);
+    const char *text = slurp(out);
+    for (size_t i = 0; i < rec->count; i++) {
+        const struct ev *e = &rec->evs[i];
+        if (e->cpu < 0 || e->event != FLIGHTREC_EV_THREAD_SWITCH_IN)
+            continue;
+        char line[96];
+        snprintf(line, sizeof line, "[cpu%d] - - THREAD_SWITCH_IN 0x%llx\n",
+                 e->cpu, (unsigned long long)e->data);
+        size_t want = 0, have = 0;
+        for (size_t j = 0; j < rec->count; j++)
+            want += rec->evs[j].cpu == e->cpu &&
+                    rec->evs[j].event == FLIGHTREC_EV_THREAD_SWITCH_IN &&
+                    rec->evs[j].data == e->data;
+        for (const char *p = strstr(text, line); p != NULL;
+             p = strstr(p + 1, line))
+            have++;
+        CHECK_EQ_U(have, want);
+    }
+}
+
 /* Every sleep of each pinned thread, on its CPU, in order with the
  * thread's own events. */
 TEST(switches_of_pinned_threads)
@@ -323,6 +352,7 @@ TEST(switches_of_pinned_threads)
          * last drain ran: ins and outs differ by at most one. */
         CHECK(outs + 1 >= ins && ins + 1 >= outs);
     }
+    print_check(rec_path, &rec);
     free(rec.evs);
 }
 

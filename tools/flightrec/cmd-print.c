@@ -287,7 +287,13 @@ static const struct ring_cache *ring_prefix(struct print_ctx *p,
         return rc;
     char *q = rc->text;
     *q++ = '[';
-    q = fr_fmt_u64(q, r->ring);
+    if (ctx == FLIGHTREC_RING_CONTEXT_CPU && r->ring >= FLIGHTREC_CPU_RING_BASE) {
+        /* A processor ring (context switches from perf): its CPU. */
+        memcpy(q, "cpu", 3);
+        q = fr_fmt_u64(q + 3, r->ring - FLIGHTREC_CPU_RING_BASE);
+    } else {
+        q = fr_fmt_u64(q, r->ring);
+    }
     *q++ = ']';
     *q++ = ' ';
     if (ri != NULL && ri->thread_id >= 0)

@@ -106,7 +106,7 @@ static char *prefix(struct ft_sink *s, char *p, const struct fr_ctx *c,
     *p++ = '-';
     p = fr_fmt_i64_left(p, fr_track_pid(t), 7);
     p = FR_FMT_LIT(p, " [");
-    p = fr_fmt_u64_zero(p, s->ms.base.kernel ? c->cpu : 0, 3);
+    p = fr_fmt_u64_zero(p, s->ms.base.kernel || c->on_cpu ? c->cpu : 0, 3);
     p = FR_FMT_LIT(p, "] ");
     p = fr_fmt_mem(p, flags, 5);
     *p++ = ' ';
@@ -142,13 +142,57 @@ static int ft_track(void *w, struct fr_track *t)
     return 0;
 }
 
+/* A program thread's run on a CPU (a processor ring of recorded context
+ * switches) begins or ends: a sched_switch from or to the idle task, as
+ * the CTF kernel trace has it (other processes' time is not recorded).
+ * @a state: the thread's state when it leaves ('R', 'S', 'X'). */
+static int ft_cpu_run(struct ft_sink *s, const struct fr_ctx *c,
+                      const struct fr_slice *sl, int begins, char state)
+{
+    struct fr_track thread, idle;
+    memset(&thread, 0, sizeof thread);
+    memset(&idle, 0, sizeof idle);
+    thread.kind = idle.kind = FR_TRACK_THREAD;
+    thread.tid = (int64_t)sl->key;
+    memcpy(thread.comm, sl->name, sizeof thread.comm); /* both 64, NUL-ended */
+    idle.idle = 1;
+    struct fr_ctx pctx = *c;
+    pctx.thread = begins ? &idle : &thread;
+    const struct fr_track *prev = pctx.thread, *next = begins ? &thread
+                                                              : &idle;
+    char *p = prefix(s, line_start(s), &pctx, "d..2.");
+    p = FR_FMT_LIT(p, "sched_switch: prev_comm=");
+    if (prev->idle) {
+        p = FR_FMT_LIT(p, "swapper/");
+        p = fr_fmt_u64(p, c->cpu);
+    } else {
+        p = put_token(p, prev->comm, FT_COMM_MAX);
+    }
+    p = FR_FMT_LIT(p, " prev_pid=");
+    p = fr_fmt_i64(p, fr_track_pid(prev));
+    p = FR_FMT_LIT(p, " prev_prio=120 prev_state=");
+    *p++ = begins ? 'R' : state;
+    p = FR_FMT_LIT(p, " ==> next_comm=");
+    if (next->idle) {
+        p = FR_FMT_LIT(p, "swapper/");
+        p = fr_fmt_u64(p, c->cpu);
+    } else {
+        p = put_token(p, next->comm, FT_COMM_MAX);
+    }
+    p = FR_FMT_LIT(p, " next_pid=");
+    p = fr_fmt_i64(p, fr_track_pid(next));
+    p = FR_FMT_LIT(p, " next_prio=120\n");
+    return line_end(s, p);
+}
+
 static int ft_begin(void *w, const struct fr_ctx *c, struct fr_track *t,
                     const struct fr_slice *sl)
 {
     struct ft_sink *s = w;
     (void)t;
-    if (sl->kind == FR_SLICE_RUN)
-        return 0;   /* sched_switch lines carry it */
+    if (sl->kind == FR_SLICE_RUN)   /* kernel streams: sched_switch lines */
+        return c->on_cpu && !s->ms.base.kernel ? ft_cpu_run(s, c, sl, 1, 'R')
+                                               : 0;
     char *p = line_start(s);
     switch (sl->kind) {
     case FR_SLICE_IRQ:
@@ -183,8 +227,14 @@ static int ft_end(void *w, const struct fr_ctx *c, struct fr_track *t,
 {
     struct ft_sink *s = w;
     (void)t;
-    if (sl->kind == FR_SLICE_RUN)
-        return 0;
+    if (sl->kind == FR_SLICE_RUN) {
+        if (!c->on_cpu || s->ms.base.kernel)
+            return 0;
+        return ft_cpu_run(s, c, sl, 0,
+                          exit_event == FLIGHTREC_EV_THREAD_EXIT ? 'X'
+                          : sl->blocked                          ? 'S'
+                                                                 : 'R');
+    }
     char *p = line_start(s);
     switch (sl->kind) {
     case FR_SLICE_IRQ:

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash-map.h"
+#include "util/hash-map.h"
 
 /* uint64 key -> pointer; grows; keys are arbitrary (0 allowed). */
 struct fr_map {

@@ -481,6 +481,7 @@ static int processor_record(struct fr_model *m, struct fr_mring *r,
     uint32_t cpu = rec->ring - FLIGHTREC_CPU_RING_BASE;
     char name[64];
     c->cpu = cpu;
+    c->on_cpu = 1;
     m->cpu_rings = 1;
     if (r->cpu_track == NULL) {
         snprintf(name, sizeof name, "CPU %" PRIu32, cpu);
@@ -510,7 +511,16 @@ static int processor_record(struct fr_model *m, struct fr_mring *r,
             rec->data, &err);
         return err;
     default:
-        return 0; /* SCHEDULER_BLOCK: the gap that follows says it */
+        /* SCHEDULER_BLOCK, just before its switch out: the run ends
+         * because the thread waits (ftrace says S, not R). */
+        if (rec->event == FLIGHTREC_EV_SCHEDULER_BLOCK) {
+            struct fr_track *t = r->cpu_track;
+            for (int i = t->depth - 1; i >= 0; i--)
+                if (t->stack[i].kind == FR_SLICE_RUN &&
+                    t->stack[i].key == (uint64_t)tid)
+                    t->stack[i].blocked = 1;
+        }
+        return 0;
     }
 }
 
@@ -532,6 +542,7 @@ static void end_exited_run(void *val, void *arg)
         return;
     struct fr_ctx c = *x->c;
     c.cpu = r->ring - FLIGHTREC_CPU_RING_BASE;
+    c.on_cpu = 1;
     pop(x->m, &c, r->cpu_track, FR_SLICE_RUN, x->tid, FLIGHTREC_EV_THREAD_EXIT,
         x->tid, &x->err);
 }
@@ -549,7 +560,7 @@ int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
     /* Time per ring never decreases, whatever arrives late or untimed. */
     if (rec->time_ns > r->last_ns)
         r->last_ns = rec->time_ns;
-    struct fr_ctx c = { r->last_ns, rec->ring, NULL, 0 };
+    struct fr_ctx c = { r->last_ns, rec->ring, NULL, 0, 0 };
     if (m->kernel)
         return kernel_record(m, r, &c, rec);
     if (rec->ring_info != NULL &&

@@ -37,6 +37,8 @@ enum fr_slice_kind {
 
 struct fr_slice {
     uint8_t kind;
+    uint8_t blocked;       /* a CPU run that ended because its thread
+                            * waited (SCHEDULER_BLOCK), not preempted */
     uint32_t event;        /* entry event id */
     uint64_t key;          /* what the exit must match */
     uint64_t data;         /* entry data */
@@ -62,6 +64,8 @@ struct fr_ctx {
     uint32_t cpu;
     struct fr_track *thread;   /* running / owning thread */
     int in_irq;                /* signal handler or interrupt */
+    int on_cpu;                /* flightrec: cpu is a processor (a processor
+                                * ring), not a ring id */
 };
 
 struct fr_model_ops {

@@ -442,7 +442,7 @@ static void end_open(void *val, void *arg)
 {
     struct fr_track *t = val;
     struct pf_sink *s = arg;
-    struct fr_ctx c = { s->last_ns, t->cpu, NULL, 0 };
+    struct fr_ctx c = { s->last_ns, t->cpu, NULL, 0, 0 };
     for (int i = t->depth - 1; i >= 0; i--)
         pf_end(s, &c, t, &t->stack[i], UINT32_MAX, 0);
 }

@@ -15,10 +15,6 @@ add_library(flightrec_convert STATIC
 )
 target_include_directories(flightrec_convert PUBLIC
   ${CMAKE_CURRENT_SOURCE_DIR}/convert)
-# src/util: internal helpers shared by client, convert and the command;
-# their code is in libflightrec-client (and so in flightrec-client_static).
-target_include_directories(flightrec_convert PUBLIC
-  ${CMAKE_CURRENT_SOURCE_DIR}/util)
 target_link_libraries(flightrec_convert PUBLIC flightrec-client_static
   flightrec_util)
 # Symbol names of code addresses from the recorded objects' files: elfutils'

@@ -242,6 +242,54 @@ static void print_check(const char *rec_path, const struct recording *rec)
     }
 }
 
+/* ftrace text: each switch in is a sched_switch from the CPU's idle task
+ * to the thread, on that CPU; each thread's sleeps leave in state S. */
+static void ftrace_check(const char *rec_path, const struct recording *rec,
+                         const long *tids)
+{
+    char cmd[17000], out[4200];
+    snprintf(out, sizeof out, "%s/ftrace.txt", scratch);
+    snprintf(cmd, sizeof cmd, "'%s' convert --to ftrace -o '%s' '%s'",
+             FLIGHTREC_BIN, out, rec_path);
+    CHECK_EQ_I(system(cmd), 0);
+    const char *text = slurp(out);
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (int k = 0; k < 2; k++) {
+        for (int cpu = 0; cpu < cpus; cpu++) {
+            size_t want = 0, have = 0;
+            for (size_t j = 0; j < rec->count; j++)
+                want += rec->evs[j].cpu == cpu &&
+                        rec->evs[j].event == FLIGHTREC_EV_THREAD_SWITCH_IN &&
+                        (int64_t)rec->evs[j].data == tids[k];
+            char head[64], tail[96];
+            snprintf(head, sizeof head, "<idle>-0       [%03d] d..2. ", cpu);
+            snprintf(tail, sizeof tail,
+                     "prev_comm=swapper/%d prev_pid=0 prev_prio=120 "
+                     "prev_state=R ==> next_comm=",
+                     cpu);
+            char pid[48];
+            snprintf(pid, sizeof pid, " next_pid=%lld next_prio=120\n",
+                     (long long)tids[k]);
+            for (const char *p = strstr(text, head); p != NULL;
+                 p = strstr(p + 1, head)) {
+                const char *end = strchr(p, '\n');
+                const char *t = strstr(p, tail), *q = strstr(p, pid);
+                have += t != NULL && q != NULL && t < end && q < end &&
+                        q + strlen(pid) - 1 == end;
+            }
+            CHECK_EQ_U(have, want);
+        }
+        char slept[96];
+        snprintf(slept, sizeof slept, " prev_pid=%lld prev_prio=120 "
+                 "prev_state=S ==> next_comm=swapper/", (long long)tids[k]);
+        size_t sleeps = 0;
+        for (const char *p = strstr(text, slept); p != NULL;
+             p = strstr(p + 1, slept))
+            sleeps++;
+        CHECK(sleeps >= SLEEPS);
+    }
+}
+
 /* Every sleep of each pinned thread, on its CPU, in order with the
  * thread's own events. */
 TEST(switches_of_pinned_threads)
@@ -353,6 +401,7 @@ TEST(switches_of_pinned_threads)
         CHECK(outs + 1 >= ins && ins + 1 >= outs);
     }
     print_check(rec_path, &rec);
+    ftrace_check(rec_path, &rec, t.tid);
     free(rec.evs);
 }
 

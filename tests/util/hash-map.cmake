@@ -4,4 +4,4 @@ flightrec_test(NAME test-hash-map
   LIBS flightrec-client_static flightrec_test_support
   LABELS unit)
 target_include_directories(test-hash-map PRIVATE
-  ${PROJECT_SOURCE_DIR}/src/util)
+  ${PROJECT_SOURCE_DIR}/src)

@@ -4,7 +4,7 @@
  * that collide, wrap around the table, and include 0 and UINT64_MAX; dense
  * indexes in order of insertion; removal moving the last key; its memory.
  */
-#include "hash-map.h"
+#include "util/hash-map.h"
 #include "test.h"
 
 #define KEYS 5000u

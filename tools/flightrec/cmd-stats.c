@@ -12,7 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
-#include "hash-map.h"
+#include "util/hash-map.h"
 
 #include <getopt.h>
 #include <stdio.h>

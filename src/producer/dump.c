@@ -103,6 +103,8 @@ static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 static unsigned char drain_buffer[DRAIN_BUFFER];
 static int drain_fd = -1;
 static struct frw_sink drain_sink;
+/* The fill of the fullest ring the last drain found (FR_FILL_SCALE: full). */
+static _Atomic uint32_t drain_fullest;
 
 static void forget_stream(void)
 {
@@ -188,7 +190,7 @@ int flightrec_drain(int fd)
         drain_started = 1;
     }
     frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
-    uint32_t rewind_request;
+    uint32_t rewind_request, fullest = 0;
     int rewind = fr_rewind_requested(region_control(), &rewind_request);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
@@ -197,6 +199,9 @@ int flightrec_drain(int fd)
         if (rewind)
             fr_ring_rewind(ring);
         if (fr_ring_has_news(ring)) {
+            uint32_t fill = fr_ring_fill(ring);
+            if (fill > fullest)
+                fullest = fill;
             uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
             (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
                                 drain_name(ring, name));
@@ -210,6 +215,7 @@ int flightrec_drain(int fd)
     }
     if (rewind)
         fr_rewind_served(region_control(), rewind_request);
+    atomic_store_explicit(&drain_fullest, fullest, memory_order_relaxed);
     int rc = frw_sink_flush(&drain_sink);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
@@ -217,6 +223,18 @@ int flightrec_drain(int fd)
     }
     flightrec__mutex_unlock(&drain_lock);
     return rc;
+}
+
+/* For a thread that drains in a loop (the preload library's): the pause
+ * before its next drain, as `flightrec stream` paces its passes
+ * (fr_poll_pause(): the fullest ring found an eighth full). */
+FLIGHTREC_API uint64_t flightrec__drain_pause(uint64_t pause_ns,
+                                              uint64_t elapsed_ns);
+uint64_t flightrec__drain_pause(uint64_t pause_ns, uint64_t elapsed_ns)
+{
+    return fr_poll_pause(pause_ns, elapsed_ns,
+                         atomic_load_explicit(&drain_fullest,
+                                              memory_order_relaxed));
 }
 
 int flightrec_rewind(void)

@@ -359,8 +359,8 @@ static int attach_self(void)
     return rc;
 }
 
-void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
-                             uint64_t deadline)
+static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                         uint64_t deadline)
 {
     if (deadline == 0) {
         if (self_private.attached) {
@@ -382,7 +382,18 @@ void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     write_one(WRITER_MAIN, event, data, now);
 }
 
-void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
+/* The slow paths keep errno: attaching a ring makes system calls, and a
+ * record made around a libc call (the preload library's wrappers) must not
+ * change what the program sees.  The fast paths make none. */
+void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                             uint64_t deadline)
+{
+    int saved = errno;
+    produce_slow(event, data, now, deadline);
+    errno = saved;
+}
+
+static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;
 
@@ -442,8 +453,15 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->limit = w->head_limit;
 }
 
-void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
-                         uintptr_t data)
+void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
+{
+    int saved = errno;
+    prepare_slow(ctx, now);
+    errno = saved;
+}
+
+static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
+                     uintptr_t data)
 {
     struct flightrec__writer *w = ctx->writer;
     if (!flightrec_event_enabled(event))
@@ -489,6 +507,14 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     /* The room counted the item just put. */
     if (room - 1 < ctx->limit - ctx->head)
         ctx->limit = ctx->head + (room - 1);
+}
+
+void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
+                         uintptr_t data)
+{
+    int saved = errno;
+    add_slow(ctx, event, data);
+    errno = saved;
 }
 
 void flightrec__self_bind(ring_t *main_ring, ring_t *signal_ring)

@@ -69,6 +69,8 @@ static int status_recorded;
 /* The runtime's pause between the drains of a loop (src/producer/dump.c). */
 #pragma GCC visibility push(default)
 uint64_t flightrec__drain_pause(uint64_t pause_ns, uint64_t elapsed_ns);
+/* flightrec_drain() with thread names up to 10 ms old (the same file). */
+int flightrec__drain_paced(int fd);
 #pragma GCC visibility pop
 
 DECLARE_REAL(int, close, (int));
@@ -214,8 +216,10 @@ static void drain_as(int who)
     pthread_mutex_lock(&drain_mutex);
     if (who == 1)
         process_ending = 1;
-    if (who == 1 || !process_ending)
-        (void)flightrec_drain(record_fd);
+    if (who == 1)
+        (void)flightrec_drain(record_fd); /* the names as they are now */
+    else if (!process_ending)
+        (void)flightrec__drain_paced(record_fd);
     pthread_mutex_unlock(&drain_mutex);
     preload_busy = saved;
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(FLIGHTREC_WRAP_BUILD)
@@ -64,6 +65,13 @@ static int process_ending;
 /* The exit status is recorded once per process: exit() ends in _exit(),
  * which a static program's libc calls through the --wrap wrapper too. */
 static int status_recorded;
+
+/* The runtime's pause between the drains of a loop (src/producer/dump.c). */
+#pragma GCC visibility push(default)
+uint64_t flightrec__drain_pause(uint64_t pause_ns, uint64_t elapsed_ns);
+/* flightrec_drain() with thread names up to 10 ms old (the same file). */
+int flightrec__drain_paced(int fd);
+#pragma GCC visibility pop
 
 DECLARE_REAL(int, close, (int));
 DECLARE_REAL(int, dup2, (int, int));
@@ -208,8 +216,10 @@ static void drain_as(int who)
     pthread_mutex_lock(&drain_mutex);
     if (who == 1)
         process_ending = 1;
-    if (who == 1 || !process_ending)
+    if (who == 1) /* the names as they are now */
         preload_switches_drain(record_fd, flightrec_drain(record_fd));
+    else if (!process_ending)
+        preload_switches_drain(record_fd, flightrec__drain_paced(record_fd));
     pthread_mutex_unlock(&drain_mutex);
     preload_busy = saved;
 }
@@ -247,13 +257,25 @@ static void end_by_signal(int sig)
     kill(getpid(), sig);
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *drain_main(void *arg)
 {
     (void)arg;
     preload_busy = 1; /* the drain thread records nothing */
+    /* Every 10 ms while the rings fill slowly, down to 0.1 ms when they
+     * fill fast: a drain finds its fullest ring about an eighth full, long
+     * before the producers overwrite what it has not read. */
+    uint64_t pause = 10u * 1000 * 1000, last = monotonic_ns();
     for (;;) {
         struct pollfd p = { .fd = wake_fd[0], .events = POLLIN };
-        (void)poll(&p, 1, 10);
+        struct timespec wait = { 0, (long)pause };
+        (void)ppoll(&p, 1, &wait, NULL);
         if (ending_signal != 0) {
             int sig = ending_signal;
             /* From this thread the signal would be blocked; let another
@@ -263,7 +285,10 @@ static void *drain_main(void *arg)
             kill(getpid(), sig);
             return NULL;
         }
+        uint64_t now = monotonic_ns();
         drain_as(0);
+        pause = flightrec__drain_pause(pause, now - last);
+        last = now;
     }
 }
 

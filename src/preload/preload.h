@@ -44,36 +44,31 @@ static inline int preload_on(unsigned group)
     return (preload_groups & group) != 0 && !preload_busy;
 }
 
-/* Records keep errno: the producer's slow path may make system calls. */
+/* Records keep errno: the producer's slow paths preserve it themselves
+ * (they may make system calls), its fast paths make none. */
 static inline void rec1(uint32_t event, uintptr_t data)
 {
-    int saved = errno;
     preload_busy = 1;
     flightrec_produce(event, data);
     preload_busy = 0;
-    errno = saved;
 }
 
 static inline void rec2(uint32_t e0, uintptr_t d0, uint32_t e1, uintptr_t d1)
 {
-    int saved = errno;
     preload_busy = 1;
     flightrec_produce_2(e0, d0, e1, d1);
     preload_busy = 0;
-    errno = saved;
 }
 
 static inline void rec3(uint32_t e0, uintptr_t d0, uint32_t e1, uintptr_t d1,
                         uint32_t e2, uintptr_t d2)
 {
-    int saved = errno;
     struct flightrec_item_in items[3] = {
         { e0, d0 }, { e1, d1 }, { e2, d2 }
     };
     preload_busy = 1;
     flightrec_produce_n(items, 3);
     preload_busy = 0;
-    errno = saved;
 }
 
 /** The exit event of a call returning @a result: the result, and ERRNO
@@ -89,14 +84,12 @@ static inline void rec_result(uint32_t event, long result)
 static inline void rec4(uint32_t e0, uintptr_t d0, uint32_t e1, uintptr_t d1,
                         uint32_t e2, uintptr_t d2, uint32_t e3, uintptr_t d3)
 {
-    int saved = errno;
     struct flightrec_item_in items[4] = {
         { e0, d0 }, { e1, d1 }, { e2, d2 }, { e3, d3 }
     };
     preload_busy = 1;
     flightrec_produce_n(items, 4);
     preload_busy = 0;
-    errno = saved;
 }
 
 /*

@@ -103,12 +103,30 @@ static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 static unsigned char drain_buffer[DRAIN_BUFFER];
 static int drain_fd = -1;
 static struct frw_sink drain_sink;
+/* Names read from the system lately, for paced drains (a direct-mapped
+ * cache by ring id; a collision only costs a read). */
+#ifndef FLIGHTREC_PORT_FIRMWARE
+#define NAME_CACHE_SLOTS 256u
+#else
+#define NAME_CACHE_SLOTS 1u /* little RAM, few threads */
+#endif
+struct name_cache_slot {
+    const ring_t *ring;
+    uint32_t owner_generation;
+    uint64_t read_at;
+    uint32_t words[FLIGHTREC_REGION_NAME_WORDS];
+};
+static struct name_cache_slot name_cache[NAME_CACHE_SLOTS];
+
+/* The fill of the fullest ring the last drain found (FR_FILL_SCALE: full). */
+static _Atomic uint32_t drain_fullest;
 
 static void forget_stream(void)
 {
     drain_started = 0;
     drain_fd = -1;
     memset(drain_name_serial, 0, sizeof(drain_name_serial));
+    memset(name_cache, 0, sizeof(name_cache));
 }
 
 void flightrec__drain_reset_after_fork(void)
@@ -148,16 +166,47 @@ void flightrec_drain_reset(void)
     flightrec__mutex_unlock(&drain_lock);
 }
 
-/* A live thread's rename shows in the next chunk of its ring.  Only rings
+/* A live thread's rename shows in the next chunk of its ring (@max_age 0),
+ * or in the first chunk a name read @max_age counter ticks after it
+ * (paced drains: reading a name takes three system calls).  Only rings
  * with something new are asked: an idle drain reads no file. */
-static const uint32_t *drain_name(ring_t *ring, uint32_t words[4])
+static const uint32_t *drain_name(ring_t *ring, uint32_t words[4],
+                                  uint64_t now, uint64_t max_age)
 {
+    struct name_cache_slot *slot = &name_cache[ring->id % NAME_CACHE_SLOTS];
+    uint32_t generation = atomic_load_explicit(&ring->owner_generation,
+                                               memory_order_acquire);
+    if (max_age != 0 && slot->ring == ring &&
+        slot->owner_generation == generation && now - slot->read_at < max_age &&
+        atomic_load_explicit(&ring->state, memory_order_acquire) ==
+            FLIGHTREC_RING_LIVE) {
+        memcpy(words, slot->words, sizeof(slot->words));
+        return words;
+    }
     if (live_name(ring, words) != 0)
         return NULL;
+    slot->ring = ring;
+    slot->owner_generation = generation;
+    slot->read_at = now;
+    memcpy(slot->words, words, sizeof(slot->words));
     return words;
 }
 
+static int drain_with_names(int fd, uint64_t name_max_age);
+
 int flightrec_drain(int fd)
+{
+    return drain_with_names(fd, 0);
+}
+
+/* For the preload library's drain thread: names up to 10 ms old. */
+FLIGHTREC_API int flightrec__drain_paced(int fd);
+int flightrec__drain_paced(int fd)
+{
+    return drain_with_names(fd, flightrec_counter_frequency() / 100u);
+}
+
+static int drain_with_names(int fd, uint64_t name_max_age)
 {
     flightrec__ensure_init();
     if (flightrec__region_base == NULL)
@@ -188,7 +237,8 @@ int flightrec_drain(int fd)
         drain_started = 1;
     }
     frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
-    uint32_t rewind_request;
+    uint32_t rewind_request, fullest = 0;
+    uint64_t now = name_max_age != 0 ? flightrec_counter() : 0;
     int rewind = fr_rewind_requested(region_control(), &rewind_request);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
@@ -197,9 +247,12 @@ int flightrec_drain(int fd)
         if (rewind)
             fr_ring_rewind(ring);
         if (fr_ring_has_news(ring)) {
+            uint32_t fill = fr_ring_fill(ring);
+            if (fill > fullest)
+                fullest = fill;
             uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
             (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
-                                drain_name(ring, name));
+                                drain_name(ring, name, now, name_max_age));
         }
         /* The signal ring comes after its thread ring in the list: with
          * both read, an exited thread's pair may go back to the pool. */
@@ -210,6 +263,7 @@ int flightrec_drain(int fd)
     }
     if (rewind)
         fr_rewind_served(region_control(), rewind_request);
+    atomic_store_explicit(&drain_fullest, fullest, memory_order_relaxed);
     int rc = frw_sink_flush(&drain_sink);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
@@ -217,6 +271,18 @@ int flightrec_drain(int fd)
     }
     flightrec__mutex_unlock(&drain_lock);
     return rc;
+}
+
+/* For a thread that drains in a loop (the preload library's): the pause
+ * before its next drain, as `flightrec stream` paces its passes
+ * (fr_poll_pause(): the fullest ring found an eighth full). */
+FLIGHTREC_API uint64_t flightrec__drain_pause(uint64_t pause_ns,
+                                              uint64_t elapsed_ns);
+uint64_t flightrec__drain_pause(uint64_t pause_ns, uint64_t elapsed_ns)
+{
+    return fr_poll_pause(pause_ns, elapsed_ns,
+                         atomic_load_explicit(&drain_fullest,
+                                              memory_order_relaxed));
 }
 
 int flightrec_rewind(void)

@@ -14,8 +14,20 @@
  */
 #include "runtime.h"
 
-#include <errno.h>
 #include <string.h>
+
+#ifndef FLIGHTREC_PORT_FIRMWARE
+#include <errno.h>
+/* The slow paths keep errno: attaching a ring makes system calls, and a
+ * record made around a libc call (the preload library's wrappers) must not
+ * change what the program sees.  The fast paths make none.  Firmware makes
+ * no system calls. */
+#define ERRNO_SAVE() int saved_errno = errno
+#define ERRNO_RESTORE() (errno = saved_errno)
+#else
+#define ERRNO_SAVE() (void)0
+#define ERRNO_RESTORE() (void)0
+#endif
 
 /* The head the hot path reads before the thread has a ring. */
 static struct flightrec__ring_head unattached_head;
@@ -359,8 +371,8 @@ static int attach_self(void)
     return rc;
 }
 
-void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
-                             uint64_t deadline)
+static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                         uint64_t deadline)
 {
     if (deadline == 0) {
         if (self_private.attached) {
@@ -390,7 +402,15 @@ void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
 }
 #endif
 
-void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
+void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                             uint64_t deadline)
+{
+    ERRNO_SAVE();
+    produce_slow(event, data, now, deadline);
+    ERRNO_RESTORE();
+}
+
+static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;
 
@@ -450,8 +470,15 @@ void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->limit = w->head_limit;
 }
 
-void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
-                         uintptr_t data)
+void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
+{
+    ERRNO_SAVE();
+    prepare_slow(ctx, now);
+    ERRNO_RESTORE();
+}
+
+static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
+                     uintptr_t data)
 {
     struct flightrec__writer *w = ctx->writer;
     if (!flightrec_event_enabled(event))
@@ -497,6 +524,14 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     /* The room counted the item just put. */
     if (room - 1 < ctx->limit - ctx->head)
         ctx->limit = ctx->head + (room - 1);
+}
+
+void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
+                         uintptr_t data)
+{
+    ERRNO_SAVE();
+    add_slow(ctx, event, data);
+    ERRNO_RESTORE();
 }
 
 void flightrec__self_bind(ring_t *main_ring, ring_t *signal_ring)

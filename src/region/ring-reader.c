@@ -249,8 +249,6 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
 {
     const struct flightrec_region_item *items = items_of(base, ring);
     uintptr_t mask = (uintptr_t)ring->capacity - 1;
-    uint32_t events[BLOCK_ITEMS];
-    uintptr_t datas[BLOCK_ITEMS];
 
     *end = from;
     *end_events = from_events;
@@ -264,10 +262,17 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
                                 oldest_intact(ring, id, head));
         if (before(head, begin))
             begin = head;
-        uintptr_t recorder_in = count_recorder_items(base, ring, id, &begin,
-                                                     head);
-        uintptr_t begin_events =
-            events_at_head - ((head - begin) - recorder_in);
+        uintptr_t begin_events;
+        if (begin == from && !always) {
+            /* Nothing lost since @from, whose count of events the caller
+             * knows (the tail's, or where the last chunk ended): no need to
+             * count the recorder items up to the head. */
+            begin_events = from_events;
+        } else {
+            uintptr_t recorder_in = count_recorder_items(base, ring, id,
+                                                         &begin, head);
+            begin_events = events_at_head - ((head - begin) - recorder_in);
+        }
         uintptr_t overflow = reread ? 0 : begin_events - from_events;
         *end = begin;
         *end_events = begin_events;
@@ -284,22 +289,28 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
         int overtaken = 0;
         while (before(p, head)) {
             size_t n = head - p < BLOCK_ITEMS ? head - p : BLOCK_ITEMS;
+            /* Copied straight into the sink's buffer, and kept there only
+             * if the producer cannot have overwritten them meanwhile. */
+            unsigned char *out = frw_items_room(sink, n, &n);
+            uintptr_t recorder_in = 0;
             for (size_t i = 0; i < n; i++) {
                 const struct flightrec_region_item *item =
                     &items[(p + i) & mask];
-                events[i] = atomic_load_explicit(&item->event,
-                                                 memory_order_relaxed);
-                datas[i] = atomic_load_explicit(&item->data,
-                                                memory_order_relaxed);
+                uint32_t event = atomic_load_explicit(&item->event,
+                                                      memory_order_relaxed);
+                uintptr_t data = atomic_load_explicit(&item->data,
+                                                      memory_order_relaxed);
+                memcpy(out, &event, 4);
+                memcpy(out + 4, &data, sizeof(data));
+                out += FRW_ITEM_SIZE;
+                recorder_in += (uintptr_t)is_recorder_item(event);
             }
             if (before(p, current_oldest(ring, id))) {
                 overtaken = 1;
                 break;
             }
-            for (size_t i = 0; i < n; i++) {
-                frw_put_item(sink, events[i], datas[i]);
-                p_events += (uintptr_t)!is_recorder_item(events[i]);
-            }
+            frw_items_done(sink, n);
+            p_events += n - recorder_in;
             p += n;
         }
         *end = p;

@@ -126,6 +126,16 @@ void frw_put_item(struct frw_sink *sink, uint32_t event_word, uintptr_t data)
     put_bytes(sink, item, sizeof(item));
 }
 
+unsigned char *frw_items_room(struct frw_sink *sink, size_t want, size_t *room)
+{
+    /* Flushed where frw_put_item() would flush: the writes stay the same. */
+    if (sink->cap - sink->len < ITEM_SIZE)
+        (void)frw_sink_flush(sink);
+    size_t fit = (sink->cap - sink->len) / ITEM_SIZE;
+    *room = fit < want ? fit : want;
+    return sink->buf + sink->len;
+}
+
 void frw_put_meta(struct frw_sink *sink, uint32_t event, uintptr_t data)
 {
     frw_put_item(sink, FLIGHTREC_TIME_EVENT(0, event), data);

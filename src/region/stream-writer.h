@@ -54,6 +54,18 @@ uint32_t frw_host_format(void);
 void frw_put_start(struct frw_sink *sink);
 /* One item: @event_word (time << 10 | id) and a data word of this host. */
 void frw_put_item(struct frw_sink *sink, uint32_t event_word, uintptr_t data);
+/* The size of an item in the stream. */
+#define FRW_ITEM_SIZE (4 + sizeof(uintptr_t))
+/* Room at the end of the buffer for up to @want whole items (flushing
+ * first when not even one fits): returns where to put them, and in *@room how many
+ * fit (at least one).  They count once frw_items_done() says how many were
+ * put; until then the sink is unchanged. */
+unsigned char *frw_items_room(struct frw_sink *sink, size_t want, size_t *room);
+/* @n items were put where frw_items_room() said. */
+static inline void frw_items_done(struct frw_sink *sink, size_t n)
+{
+    sink->len += n * FRW_ITEM_SIZE;
+}
 /* An item with time 0. */
 void frw_put_meta(struct frw_sink *sink, uint32_t event, uintptr_t data);
 /* A name (4 characters a word, LSB first) as data words of this host. */

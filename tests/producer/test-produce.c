@@ -8,6 +8,8 @@
  */
 #include "producer-test.h"
 
+#include <errno.h>
+
 #include <unistd.h>
 
 static uint64_t test_now;
@@ -531,6 +533,37 @@ TEST(zero_setup_defaults)
     struct sp_item items[4];
     CHECK_EQ_U(user_items(&s, 0, items, 4), 1);
     CHECK_EQ_U(items[0].data, 42);
+    sp_free(&s);
+}
+
+/* The slow paths (here a thread's first record, which attaches its ring
+ * with system calls) keep errno: the preload library's wrappers record
+ * around libc calls without saving it themselves. */
+TEST(first_records_keep_errno)
+{
+    start_clock(64, FLIGHTREC_MODE_FLIGHT);
+    errno = EXDEV;
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    CHECK_EQ_I(errno, EXDEV);
+    start_clock(64, FLIGHTREC_MODE_FLIGHT);
+    errno = ENOTTY;
+    flightrec_produce_2(FLIGHTREC_USER(1), 2, FLIGHTREC_USER(2), 3);
+    CHECK_EQ_I(errno, ENOTTY);
+    start_clock(64, FLIGHTREC_MODE_FLIGHT);
+    errno = EPIPE;
+    const struct flightrec_item_in items[3] = {
+        { FLIGHTREC_USER(1), 4 }, { FLIGHTREC_USER(2), 5 },
+        { FLIGHTREC_USER(3), 6 }
+    };
+    flightrec_produce_n(items, 3);
+    CHECK_EQ_I(errno, EPIPE);
+    struct sp_stream s;
+    capture(&s, 0);
+    /* The ring stays the thread's across set-ups: every record is in it. */
+    struct sp_item got[7];
+    CHECK_EQ_U(user_items(&s, 0, got, 7), 6);
+    for (size_t i = 0; i < 6; i++)
+        CHECK_EQ_U(got[i].data, i + 1);
     sp_free(&s);
 }
 

@@ -175,6 +175,14 @@ void *flightrec__port_region_snapshot_begin(size_t size)
     return NULL;
 }
 
+void flightrec__port_region_snapshot_copy(void *to, const void *from,
+                                          size_t n)
+{
+    (void)to;
+    (void)from;
+    (void)n;
+}
+
 void flightrec__port_region_snapshot_install(void *base, void *snapshot,
                                              size_t size)
 {

@@ -47,6 +47,11 @@ int flightrec__port_region_is_shared(void);
  * child puts the snapshot in place of the region (its own from then on,
  * without a session file); the parent drops it. */
 void *flightrec__port_region_snapshot_begin(size_t size);
+/* Copies @n bytes of the live region into the snapshot.  Other threads may
+ * be writing their rings' words meanwhile: the child gives those rings up,
+ * so what it copies of them does not matter (a race by design). */
+void flightrec__port_region_snapshot_copy(void *to, const void *from,
+                                          size_t n);
 void flightrec__port_region_snapshot_install(void *base, void *snapshot,
                                              size_t size);
 void flightrec__port_region_snapshot_drop(void *snapshot, size_t size);

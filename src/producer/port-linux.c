@@ -296,6 +296,12 @@ void *flightrec__port_region_snapshot_begin(size_t size)
     return memory == MAP_FAILED ? NULL : memory;
 }
 
+void flightrec__port_region_snapshot_copy(void *to, const void *from,
+                                          size_t n)
+{
+    IGNORED_BY_TSAN(memcpy(to, from, n));
+}
+
 void flightrec__port_region_snapshot_install(void *base, void *snapshot,
                                              size_t size)
 {

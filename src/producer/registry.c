@@ -577,23 +577,36 @@ static void lists_rebuild(ring_t *keep, int discard_pages)
  * in the middle of); other rings' items are not copied, they become free. */
 static void *fork_snapshot;
 static size_t fork_snapshot_size;
+/* The registry lock is held across the fork: no other thread grows the
+ * region or links a ring while the snapshot is taken. */
+static int fork_locked;
 
 void flightrec__registry_before_fork(void)
 {
     fork_snapshot = NULL;
+    fork_locked = 0;
     if (flightrec__region_base == NULL || !flightrec__port_region_is_shared())
         return;
+    /* A fork from a handler that interrupted this thread's registry work
+     * cannot wait for it: no snapshot then. */
+    if (lock() != 0)
+        return;
+    fork_locked = 1;
     struct flightrec_region_header *h = region_header();
     size_t used = (size_t)atomic_load_explicit(&h->used, memory_order_acquire);
     unsigned char *copy = flightrec__port_region_snapshot_begin(used);
     if (copy == NULL)
         return;
-    memcpy(copy, flightrec__region_base, (size_t)h->rings_offset);
+    flightrec__port_region_snapshot_copy(copy, flightrec__region_base,
+                                         (size_t)h->rings_offset);
     ring_t *mine = flightrec__self_ring();
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         size_t at = (size_t)ring_offset(ring);
         int own = mine != NULL && (ring == mine || ring == ring_partner(mine));
-        memcpy(copy + at, ring, own ? (size_t)ring->bytes : sizeof(ring_t));
+        size_t bytes = own ? (size_t)ring->bytes : sizeof(ring_t);
+        if (at > used || bytes > used - at)
+            continue; /* cannot happen under the lock; never past the copy */
+        flightrec__port_region_snapshot_copy(copy + at, ring, bytes);
     }
     fork_snapshot = copy;
     fork_snapshot_size = used;
@@ -604,14 +617,20 @@ void flightrec__registry_after_fork_parent(void)
     if (fork_snapshot != NULL)
         flightrec__port_region_snapshot_drop(fork_snapshot, fork_snapshot_size);
     fork_snapshot = NULL;
+    if (fork_locked)
+        unlock();
+    fork_locked = 0;
 }
 
 void flightrec__registry_reset_after_fork(void)
 {
     atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
     registry_held = 0;
+    fork_locked = 0;
     if (flightrec__region_base == NULL)
         return;
+    /* Private memory (no session file) is the child's own copy already. */
+    int private_memory = !flightrec__port_region_is_shared();
     int own_copy = fork_snapshot != NULL;
     if (own_copy) {
         flightrec__port_region_snapshot_install(flightrec__region_base,
@@ -629,7 +648,7 @@ void flightrec__registry_reset_after_fork(void)
         atomic_store_explicit(&region_control()->lock, 0,
                               memory_order_relaxed);
     }
-    if (own_copy) {
+    if (own_copy || private_memory) {
         /* A consumer claim in the copy is the parent's drain (or another
          * process's, on the parent's file): nobody consumes the child's
          * copy yet, and the child must be free to drain it. */

@@ -13,6 +13,7 @@
 #include "../../src/region/session.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -133,6 +134,86 @@ TEST(fork_child_drains_after_the_parent_did)
     CHECK_EQ_I(atomic_load(&c->consumer_pid), getpid());
     CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
     fclose(parent_file);
+}
+
+/* The same with private memory (no session file): the child's copy is
+ * copy-on-write, the parent's claim came with it. */
+TEST(fork_child_drains_after_the_parent_did_private)
+{
+    setenv("FLIGHTREC_SHM", "0", 1);
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    const struct flightrec_region_header *h =
+        (const void *)flightrec__region_base;
+    CHECK_EQ_U(h->flags & FLIGHTREC_REGION_HOT_SHARED, 0);
+    FILE *parent_file = tmpfile();
+    CHECK(parent_file != NULL);
+    CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        flightrec_produce(FLIGHTREC_USER(2), 2);
+        FILE *child_file = tmpfile();
+        int rc = child_file != NULL ? flightrec_drain(fileno(child_file)) : 1;
+        _exit(rc == 0 ? 0 : rc == FLIGHTREC_EBUSY_CONFIG ? 4 : 3);
+    }
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
+    fclose(parent_file);
+}
+
+/* Threads that start recording (their rings grow the session file) while
+ * another thread forks: the child's snapshot is taken under the registry
+ * lock, never past its end. */
+static _Atomic int spawning;
+
+static void *record_once(void *arg)
+{
+    flightrec_produce(FLIGHTREC_USER(3), (uintptr_t)arg);
+    return NULL;
+}
+
+static void *spawner(void *arg)
+{
+    (void)arg;
+    for (uintptr_t i = 0; atomic_load(&spawning); i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, record_once, (void *)i) == 0)
+            pthread_join(t, NULL);
+    }
+    return NULL;
+}
+
+TEST(fork_while_threads_attach)
+{
+    struct flightrec_config config;
+    flightrec_config_init(&config);
+    config.items_per_ring = 16;
+    config.retained_rings = 0;
+    CHECK_EQ_I(flightrec_setup(&config), 0);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    atomic_store(&spawning, 1);
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_I(pthread_create(&threads[i], NULL, spawner, NULL), 0);
+    for (int k = 0; k < 150; k++) {
+        pid_t child = fork();
+        CHECK(child >= 0);
+        if (child == 0) {
+            flightrec_produce(FLIGHTREC_USER(2), 2);
+            _exit(0);
+        }
+        int status;
+        CHECK_EQ_I(waitpid(child, &status, 0), child);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ_I(WEXITSTATUS(status), 0);
+    }
+    atomic_store(&spawning, 0);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_I(pthread_join(threads[i], NULL), 0);
 }
 
 TEST(header_describes_the_region)

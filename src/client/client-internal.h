@@ -394,8 +394,6 @@ int frc_close_chunk(struct flightrec_client *c, struct frc_ring *r,
                     uint64_t offset);
 
 /* client-time.c */
-uint64_t frc_muldiv(uint64_t a, uint64_t b, uint64_t d);
-uint64_t frc_muldiv_portable(uint64_t a, uint64_t b, uint64_t d);
 uint64_t frc_bt_to_ns(uint64_t bt);
 uint64_t frc_mulhi(uint64_t a, uint64_t b);
 void frc_set_divisor(struct flightrec_client *c, uint64_t d);

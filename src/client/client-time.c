@@ -12,69 +12,15 @@
  */
 #include "client-internal.h"
 
+#include "../common/muldiv.h"
+
 #include <string.h>
 
 #define NS_PER_S UINT64_C(1000000000)
 
-/* 128-bit product of a and b as hi:lo, from 32-bit halves. */
-static void mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
-{
-    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
-    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
-
-    *lo = (mid << 32) | (uint32_t)p00;
-    *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-}
-
-/* floor(hi:lo / d) for hi < d, by shift and subtract (setup and fallback
- * only, never per item). */
-static uint64_t div128(uint64_t hi, uint64_t lo, uint64_t d)
-{
-    uint64_t q = 0;
-
-    for (int i = 0; i < 64; i++) {
-        uint64_t carry = hi >> 63;
-        hi = (hi << 1) | (lo >> 63);
-        lo <<= 1;
-        q <<= 1;
-        if (carry || hi >= d) {
-            hi -= d;
-            q |= 1;
-        }
-    }
-    return q;
-}
-
-uint64_t frc_muldiv_portable(uint64_t a, uint64_t b, uint64_t d)
-{
-    uint64_t hi, lo;
-
-    if (d == 0)
-        return 0;
-    mul128(a, b, &hi, &lo);
-    if (hi >= d)
-        return UINT64_MAX; /* the quotient does not fit: saturate */
-    return div128(hi, lo, d);
-}
-
-uint64_t frc_muldiv(uint64_t a, uint64_t b, uint64_t d)
-{
-#ifdef __SIZEOF_INT128__
-    unsigned __int128 q;
-
-    if (d == 0)
-        return 0;
-    q = (unsigned __int128)a * b / d;
-    return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
-#else
-    return frc_muldiv_portable(a, b, d);
-#endif
-}
-
 uint64_t flightrec_ticks_to_ns(uint64_t ticks, uint64_t frequency)
 {
-    return frc_muldiv(ticks, NS_PER_S, frequency);
+    return fr_muldiv(ticks, NS_PER_S, frequency);
 }
 
 /* RTEMS uptime is 32.32 fixed-point seconds.  The high part times 1e9 and
@@ -89,7 +35,7 @@ uint64_t frc_mulhi(uint64_t a, uint64_t b)
 {
     uint64_t hi, lo;
 
-    mul128(a, b, &hi, &lo);
+    fr_mul128(a, b, &hi, &lo);
     return hi;
 }
 
@@ -117,7 +63,8 @@ void frc_set_divisor(struct flightrec_client *c, uint64_t d)
     while (l < 64 && (UINT64_C(1) << l) < d)
         l++;
     /* 2^(l-1) < d < 2^l; (2^l - d) < d, so the quotient fits. */
-    c->div_magic = div128(l == 64 ? 0 - d : (UINT64_C(1) << l) - d, 0, d) + 1;
+    c->div_magic =
+        fr_div128(l == 64 ? 0 - d : (UINT64_C(1) << l) - d, 0, d) + 1;
     c->div_shift = l - 1;
     c->div_kind = 2;
 }

@@ -2,6 +2,7 @@
 flightrec_library(NAME flightrec-client ABI 0 SOURCES
   common/errors.c
   common/name-match.c
+  common/muldiv.c
   client/event-table.c
   client/client.c
   client/client-header.c

@@ -4,8 +4,15 @@
 #endif
 #include "convert-symbols.h"
 
+#ifndef FLIGHTREC_NO_ELFUTILS
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#else
+/* Cross builds, whose targets have no elfutils here: objects are still
+ * parsed (CTF's statedump), names are never looked up. */
+typedef void Dwfl;
+typedef void Dwfl_Module;
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -50,11 +57,13 @@ struct fr_symbols {
     int warned_outside;
 };
 
+#ifndef FLIGHTREC_NO_ELFUTILS
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
+#endif
 
 /* Path bytes from the stream, fit for a terminal. */
 static void escape(char *out, size_t size, const char *in, size_t len)
@@ -118,8 +127,10 @@ void fr_symbols_destroy(struct fr_symbols *s)
 {
     if (s == NULL)
         return;
+#ifndef FLIGHTREC_NO_ELFUTILS
     if (s->dwfl != NULL)
         dwfl_end(s->dwfl);
+#endif
     fr_map_each(&s->cache, free_name, NULL);
     fr_map_free(&s->cache);
     fr_map_free(&s->pending);
@@ -254,6 +265,14 @@ static void give_to_dwfl(struct fr_symbols *s, size_t index)
                "addresses", shown(o, text));
         return;
     }
+#ifdef FLIGHTREC_NO_ELFUTILS
+    if (!s->warned_outside) {
+        s->warned_outside = 1;
+        say(s, "this flightrec was built without elfutils: function "
+               "addresses are not named");
+    }
+    return;
+#else
     if (s->dwfl == NULL && (s->dwfl = dwfl_begin(&callbacks)) == NULL) {
         say(s, "cannot read %s: %s", shown(o, text), dwfl_errmsg(-1));
         return;
@@ -283,11 +302,17 @@ static void give_to_dwfl(struct fr_symbols *s, size_t index)
     o->low = low;
     o->high = high;
     o->state = USABLE;
+#endif
 }
 
 static void report_new(struct fr_symbols *s)
 {
     s->dirty = 0;
+#ifdef FLIGHTREC_NO_ELFUTILS
+    for (size_t i = 0; i < s->count; i++)
+        if (s->objects[i].state == PENDING)
+            give_to_dwfl(s, i);
+#else
     if (s->dwfl != NULL)
         dwfl_report_begin_add(s->dwfl);
     for (size_t i = 0; i < s->count; i++)
@@ -303,6 +328,7 @@ static void report_new(struct fr_symbols *s)
         say(s, "the loaded objects overlap (%s); functions are shown as "
                "addresses", dwfl_errmsg(-1));
     }
+#endif
 }
 
 static const char *remember(struct fr_symbols *s, uint64_t address,
@@ -362,10 +388,15 @@ const char *fr_symbols_name(struct fr_symbols *s, uint64_t address)
         }
         return NULL;
     }
+#ifdef FLIGHTREC_NO_ELFUTILS
+    uint64_t offset = 0;
+    const char *name = NULL;   /* never USABLE: not reached */
+#else
     GElf_Off offset = 0;
     GElf_Sym sym;
     const char *name = dwfl_module_addrinfo(o->module, address, &offset, &sym,
                                             NULL, NULL, NULL);
+#endif
     if (name == NULL || name[0] == '\0') {
         struct object *w = &s->objects[o - s->objects];
         if (!w->warned) {
@@ -399,6 +430,10 @@ int fr_object_file_info(const char *path, uint64_t *memsz, int *is_pic)
 {
     *memsz = 0;
     *is_pic = 0;
+#ifdef FLIGHTREC_NO_ELFUTILS
+    (void)path;
+    return -1;
+#else
     if (path[0] != '/')
         return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -440,4 +475,5 @@ out:
         elf_end(elf);
     close(fd);
     return rc;
+#endif
 }

@@ -19,6 +19,12 @@ target_link_libraries(flightrec_convert PUBLIC flightrec-client_static
   flightrec_util)
 # Symbol names of code addresses from the recorded objects' files: elfutils'
 # libdwfl (Debian: libdw-dev).
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
-target_link_libraries(flightrec_convert PUBLIC PkgConfig::LIBDW)
+# Cross builds (FLIGHTREC_CROSS) have no elfutils for their target here:
+# they parse the object records but name no address, and say so.
+if(FLIGHTREC_CROSS)
+  target_compile_definitions(flightrec_convert PRIVATE FLIGHTREC_NO_ELFUTILS)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
+  target_link_libraries(flightrec_convert PUBLIC PkgConfig::LIBDW)
+endif()

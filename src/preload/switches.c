@@ -28,6 +28,8 @@
  */
 #include "preload.h"
 
+#include "../common/muldiv.h"
+
 #include <flightrec/format.h>
 #include <flightrec/producer.h>
 
@@ -247,8 +249,8 @@ static uint64_t counter_of_perf_time(uint64_t t)
 {
     if (t <= time_zero || time_mult == 0)
         return 0;
-    unsigned __int128 delta = (unsigned __int128)(t - time_zero) << time_shift;
-    uint64_t cyc = (uint64_t)(delta / time_mult);
+    uint64_t cyc = fr_muldiv(t - time_zero, (uint64_t)1 << time_shift,
+                             time_mult);
     while (cyc > 0 && perf_time_of(cyc) > t)
         cyc--;
     while (perf_time_of(cyc + 1) <= t)
@@ -268,8 +270,8 @@ static uint64_t counter_of_monotonic(uint64_t t)
         dn = 1000000000u;
     }
     if (t >= n0)
-        return c0 + (uint64_t)((unsigned __int128)(t - n0) * dc / dn);
-    uint64_t back = (uint64_t)((unsigned __int128)(n0 - t) * dc / dn);
+        return c0 + fr_muldiv(t - n0, dc, dn);
+    uint64_t back = fr_muldiv(n0 - t, dc, dn);
     return back < c0 ? c0 - back : 0;
 }
 

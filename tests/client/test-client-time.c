@@ -10,7 +10,7 @@
 #include "test.h"
 
 /* Internal helpers of the library, tested directly. */
-uint64_t frc_muldiv_portable(uint64_t a, uint64_t b, uint64_t d);
+#include "../../src/common/muldiv.h"
 uint64_t frc_mulhi(uint64_t a, uint64_t b);
 
 #define NS UINT64_C(1000000000)
@@ -75,7 +75,7 @@ TEST(ticks_to_ns)
         uint64_t fr = f[i % 9];
         uint64_t t = x >> (i % 64);
         CHECK_EQ_U(flightrec_ticks_to_ns(t, fr),
-                   frc_muldiv_portable(t, NS, fr));
+                   fr_muldiv_portable(t, NS, fr));
 #ifdef __SIZEOF_INT128__
         /* the 64-bit fallback of the high product half */
         CHECK_EQ_U(frc_mulhi(x, t * 0x9e3779b97f4a7c15u),
@@ -168,7 +168,7 @@ static void chain(uint32_t format, uint64_t f, uint64_t tu, uint64_t step,
     CHECK_EQ_U(res.n, (size_t)n);
     for (int i = 1; i <= n; i++) {
         CHECK_EQ_U(res.recs[i - 1].time_ns,
-                   frc_muldiv_portable(tu + (uint64_t)i * step, NS, f));
+                   fr_muldiv_portable(tu + (uint64_t)i * step, NS, f));
         CHECK_EQ_U(res.recs[i - 1].flags, 0);
     }
     CHECK_EQ_U(res.info.frequency, f);
@@ -221,7 +221,7 @@ TEST(hours_gap)
     CHECK_EQ_U(res.recs[0].time_ns, 33);
     CHECK_EQ_U(res.recs[1].time_ns, UINT64_C(18000) * NS + 33);
     CHECK_EQ_U(res.recs[2].time_ns,
-               frc_muldiv_portable(t5h * 2 + 301, NS, f));
+               fr_muldiv_portable(t5h * 2 + 301, NS, f));
     tresult_free(&res);
     fr_vec_free(&v);
 

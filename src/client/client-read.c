@@ -221,6 +221,7 @@ static int scan(struct reader *rd)
 
     s->on_segment = on_segment;
     s->segment_arg = rd;
+    s->scan_only = 1;
     while (at < rd->size && s->error == 0) {
         size_t n = rd->size - at < rd->buf_size ? (size_t)(rd->size - at)
                                                  : rd->buf_size;

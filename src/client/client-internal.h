@@ -324,6 +324,13 @@ struct flightrec_client {
      * name record (UINT32_MAX) begins. */
     void (*on_segment)(void *arg, uint32_t ring_index, uint64_t offset);
     void *segment_arg;
+    /* Ordered reading, first pass: plain timed events in a running ring
+     * are counted, neither timed nor delivered (nothing is kept of them
+     * but the index; the second pass decodes them in full).  The pass's
+     * times are wrong from then on and may send an event the slow way;
+     * they decide nothing it keeps: a synced ring's event is never held
+     * and fails in neither way. */
+    int scan_only;
     struct flightrec_ring_info view; /* ring_info of a record whose ring
                                       * changed identity since */
 

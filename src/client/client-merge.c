@@ -360,8 +360,9 @@ static void sift_up(struct frc_heap_entry *h, size_t i)
 }
 
 /* Puts @a e into the hole at @a i, moving it down to its place. */
-static void sift_down(struct frc_heap_entry *h, size_t len, size_t i,
-                      struct frc_heap_entry e)
+static FLIGHTREC_ALWAYS_INLINE void sift_down(struct frc_heap_entry *h,
+                                              size_t len, size_t i,
+                                              struct frc_heap_entry e)
 {
     for (;;) {
         size_t l = 2 * i + 1, m;
@@ -481,16 +482,14 @@ static int rq_push(struct flightrec_client *c, struct frc_ring *r,
     return 0;
 }
 
-/* Takes the ring's first record out into *out; returns 0 if the ring has
- * no more, else 1.  The block is recycled before delivery, hence the
- * copy. */
-static FLIGHTREC_ALWAYS_INLINE int rq_pop(struct flightrec_client *c,
-                                          struct frc_ring *r,
-                                          struct frc_qrec *out)
+/* Drops the ring's first record, delivered from its place in the queue;
+ * returns 0 if the ring has no more, else 1. */
+static FLIGHTREC_ALWAYS_INLINE int rq_drop(struct flightrec_client *c,
+                                           struct frc_ring *r)
 {
     struct frc_block *b = r->rq_head;
 
-    *out = b->rec[r->rq_first++];
+    r->rq_first++;
     if (b == r->rq_tail) {
         if (r->rq_first != r->rq_end)
             return 1;
@@ -540,12 +539,14 @@ static int release(struct flightrec_client *c, uint64_t limit)
             }
         }
         do {
-            struct frc_qrec q;
-            left = rq_pop(c, r, &q);
-            if (q.time > top)
-                top = q.time;
-            rc = deliver(c, r, q.type, q.flags, q.time, q.event, q.data,
-                         q.offset, q.gen);
+            /* Delivered in place (nothing the callback may do touches
+             * the queues), then dropped: no copy of the record. */
+            const struct frc_qrec *q = &r->rq_head->rec[r->rq_first];
+            if (q->time > top)
+                top = q->time;
+            rc = deliver(c, r, q->type, q->flags, q->time, q->event, q->data,
+                         q->offset, q->gen);
+            left = rq_drop(c, r);
         } while (rc == 0 && left && more && rq_key(r) <= stop);
         c->released = top;
         if (!left) {

@@ -3,9 +3,10 @@
  * flightrec_client_read_fd(): a whole stream from a descriptor.
  *
  * A regular file is read twice.  The first pass decodes it without merge
- * (a throw-away client, a no-op callback) only to learn where each chunk
- * begins -- the decoder tells it through on_segment -- and where the
- * stream stops being valid.  That gives, per ring, the list of its
+ * (a throw-away client, a no-op callback, plain events in a running ring
+ * only counted: scan_only) to learn where each chunk begins -- the
+ * decoder tells it through on_segment -- and where the stream stops
+ * being valid.  That gives, per ring, the list of its
  * segments (a chunk, or several adjacent chunks of the ring) in file
  * order: 16 bytes a segment.
  *
@@ -221,6 +222,7 @@ static int scan(struct reader *rd)
 
     s->on_segment = on_segment;
     s->segment_arg = rd;
+    s->scan_only = 1;
     while (at < rd->size && s->error == 0) {
         size_t n = rd->size - at < rd->buf_size ? (size_t)(rd->size - at)
                                                  : rd->buf_size;

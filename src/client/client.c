@@ -122,7 +122,8 @@ static FLIGHTREC_ALWAYS_INLINE uint64_t rd64(const unsigned char *p, int be)
  */
 static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                                           const unsigned char *p, size_t n,
-                                          uint64_t offset, int be, int wide)
+                                          uint64_t offset, int be, int wide,
+                                          int scan)
 {
     const size_t size = wide ? 12 : 8;
     const unsigned char *start = p;
@@ -142,6 +143,16 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
             uint32_t field = word >> FLIGHTREC_EVENT_BITS;
             uint32_t step = (field - r->field) & FLIGHTREC_TIME_MASK;
             if (FLIGHTREC_LIKELY(step < c->step_limit)) {
+                if (scan && FLIGHTREC_LIKELY(!c->text_active)) {
+                    /* The index pass of an ordered read: no time and no
+                     * record, only what decides how later items decode
+                     * (their steps, the ring's position count). */
+                    r->field = field;
+                    r->ticks += step;
+                    r->seq++;
+                    p += size;
+                    continue;
+                }
                 uint64_t x = r->rem + (uint64_t)step * NS_PER_S;
                 uint64_t q = frc_div(c, x);
                 r->field = field;
@@ -229,30 +240,61 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
 static size_t run_le32(struct flightrec_client *c, const unsigned char *p,
                        size_t n, uint64_t offset)
 {
-    return run(c, p, n, offset, 0, 0);
+    return run(c, p, n, offset, 0, 0, 0);
+}
+
+static size_t scan_le32(struct flightrec_client *c, const unsigned char *p,
+                      size_t n, uint64_t offset)
+{
+    return run(c, p, n, offset, 0, 0, 1);
 }
 
 static size_t run_le64(struct flightrec_client *c, const unsigned char *p,
                        size_t n, uint64_t offset)
 {
-    return run(c, p, n, offset, 0, 1);
+    return run(c, p, n, offset, 0, 1, 0);
+}
+
+static size_t scan_le64(struct flightrec_client *c, const unsigned char *p,
+                      size_t n, uint64_t offset)
+{
+    return run(c, p, n, offset, 0, 1, 1);
 }
 
 static size_t run_be32(struct flightrec_client *c, const unsigned char *p,
                        size_t n, uint64_t offset)
 {
-    return run(c, p, n, offset, 1, 0);
+    return run(c, p, n, offset, 1, 0, 0);
+}
+
+static size_t scan_be32(struct flightrec_client *c, const unsigned char *p,
+                      size_t n, uint64_t offset)
+{
+    return run(c, p, n, offset, 1, 0, 1);
 }
 
 static size_t run_be64(struct flightrec_client *c, const unsigned char *p,
                        size_t n, uint64_t offset)
 {
-    return run(c, p, n, offset, 1, 1);
+    return run(c, p, n, offset, 1, 1, 0);
+}
+
+static size_t scan_be64(struct flightrec_client *c, const unsigned char *p,
+                      size_t n, uint64_t offset)
+{
+    return run(c, p, n, offset, 1, 1, 1);
 }
 
 static size_t items(struct flightrec_client *c, const unsigned char *p,
                     size_t n, uint64_t offset)
 {
+    if (FLIGHTREC_UNLIKELY(c->scan_only)) {
+        if (c->big_endian)
+            return c->wide ? scan_be64(c, p, n, offset)
+                           : scan_be32(c, p, n, offset);
+        return c->wide ? scan_le64(c, p, n, offset)
+                       : scan_le32(c, p, n, offset);
+    }
     if (c->big_endian)
         return c->wide ? run_be64(c, p, n, offset) : run_be32(c, p, n, offset);
     return c->wide ? run_le64(c, p, n, offset) : run_le32(c, p, n, offset);

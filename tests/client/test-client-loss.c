@@ -712,6 +712,77 @@ TEST(read_fd_reference)
     fr_vec_free(&v);
 }
 
+/* One ring's chunk for read_fd_strings_and_losses: its uptime pair and
+ * @a n plain events of USER(ring), a string event of USER(5) after every
+ * tenth when @a strings is set. */
+static uint32_t scan_chunk(struct fr_vec *v, uint32_t ring, uint32_t pos,
+                           uint64_t *ticks, uint32_t n, int strings)
+{
+    uint32_t items = 2;
+
+    fr_vec_flightrec_chunk(v, ring, 20 + ring, "s", 0, pos, 0, 0);
+    fr_vec_uptime(v, (uint32_t)*ticks & FLIGHTREC_TIME_MASK, *ticks);
+    for (uint32_t i = 0; i < n; i++) {
+        *ticks += 7 + i % 5;
+        fr_vec_item(v, (uint32_t)*ticks & FLIGHTREC_TIME_MASK,
+                    FLIGHTREC_USER(ring), i);
+        items++;
+        if (strings && i % 10 == 9) {
+            size_t before = v->len;
+            fr_vec_packed(v, (uint32_t)*ticks & FLIGHTREC_TIME_MASK,
+                          FLIGHTREC_USER(5), "hello, scan", 12);
+            items += (uint32_t)((v->len - before) /
+                                FLIGHTREC_ITEM_SIZE(v->format));
+        }
+    }
+    return pos + items;
+}
+
+/* The first pass of read_fd skips timing plain events: what it still finds
+ * (losses from positions counted over those events, a string event defined
+ * halfway, an error after them) and the records are those of feeding. */
+TEST(read_fd_strings_and_losses)
+{
+    for (int format = 0; format < 2; format++) {
+        struct fr_vec v;
+        uint64_t ticks[2] = {5000, 5400};
+        uint32_t pos[2] = {0, 0};
+
+        fr_vec_init(&v, format ? FLIGHTREC_FORMAT_BE_64
+                               : FLIGHTREC_FORMAT_LE_32);
+        fr_vec_flightrec_header(&v, NS, 2, 4096, 1, 0);
+        for (uint32_t round = 0; round < 3; round++)
+            for (uint32_t r = 0; r < 2; r++)
+                pos[r] = scan_chunk(&v, r, pos[r], &ticks[r], 300, 0);
+        fr_vec_name(&v, FLIGHTREC_EV_EVENT_NAME_ID, FLIGHTREC_USER(5),
+                    FLIGHTREC_EV_EVENT_NAME, "note", 4);
+        fr_vec_item(&v, 0, FLIGHTREC_EV_EVENT_KIND, FLIGHTREC_EVENT_STRING);
+        pos[1] += 9; /* 9 items of ring 1 never reached the stream */
+        for (uint32_t round = 0; round < 3; round++)
+            for (uint32_t r = 0; r < 2; r++)
+                pos[r] = scan_chunk(&v, r, pos[r], &ticks[r], 200, 1);
+        {
+            struct tresult fed;
+            struct topts o = {.merge = 1};
+            tdecode(&fed, v.buf, v.len, &o);
+            CHECK_EQ_I(fed.finish_rc, 0);
+            CHECK_EQ_U(fed.totals.missing, 9);
+            /* Each item of a string counts as an event. */
+            CHECK_EQ_U(fed.totals.events,
+                       6 * 300 + 6 * 200 +
+                           6 * 20 * ((12 + fr_vec_data_bytes(&v) - 1) /
+                                     fr_vec_data_bytes(&v)));
+            tresult_free(&fed);
+        }
+        check_read_fd(&v);
+        /* A bad ring index after them: the same error, at the same byte. */
+        fr_vec_item(&v, 5, FLIGHTREC_EV_PROCESSOR, 1u << 24);
+        fr_vec_item(&v, 6, FLIGHTREC_USER(1), 9);
+        check_read_fd(&v);
+        fr_vec_free(&v);
+    }
+}
+
 /* Any chunking gives the same records, merged or not, with losses,
  * hold-back, names and a truncated end. */
 TEST(chunking_invariance)

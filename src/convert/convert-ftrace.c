@@ -142,6 +142,16 @@ static int ft_track(void *w, struct fr_track *t)
     return 0;
 }
 
+/* A task's name in a sched_switch line of @a cpu: the idle task's is
+ * swapper/CPU. */
+static char *switch_comm(char *p, const struct fr_track *t, uint32_t cpu)
+{
+    if (!t->idle)
+        return put_token(p, t->comm, FT_COMM_MAX);
+    p = FR_FMT_LIT(p, "swapper/");
+    return fr_fmt_u64(p, cpu);
+}
+
 /* A program thread's run on a CPU (a processor ring of recorded context
  * switches) begins or ends: a sched_switch from or to the idle task, as
  * the CTF kernel trace has it (other processes' time is not recorded).
@@ -162,23 +172,13 @@ static int ft_cpu_run(struct ft_sink *s, const struct fr_ctx *c,
                                                               : &idle;
     char *p = prefix(s, line_start(s), &pctx, "d..2.");
     p = FR_FMT_LIT(p, "sched_switch: prev_comm=");
-    if (prev->idle) {
-        p = FR_FMT_LIT(p, "swapper/");
-        p = fr_fmt_u64(p, c->cpu);
-    } else {
-        p = put_token(p, prev->comm, FT_COMM_MAX);
-    }
+    p = switch_comm(p, prev, c->cpu);
     p = FR_FMT_LIT(p, " prev_pid=");
     p = fr_fmt_i64(p, fr_track_pid(prev));
     p = FR_FMT_LIT(p, " prev_prio=120 prev_state=");
     *p++ = begins ? 'R' : state;
     p = FR_FMT_LIT(p, " ==> next_comm=");
-    if (next->idle) {
-        p = FR_FMT_LIT(p, "swapper/");
-        p = fr_fmt_u64(p, c->cpu);
-    } else {
-        p = put_token(p, next->comm, FT_COMM_MAX);
-    }
+    p = switch_comm(p, next, c->cpu);
     p = FR_FMT_LIT(p, " next_pid=");
     p = fr_fmt_i64(p, fr_track_pid(next));
     p = FR_FMT_LIT(p, " next_prio=120\n");

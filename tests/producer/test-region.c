@@ -105,18 +105,23 @@ TEST(fork_child_controls_only_itself)
 
 /* A child forked after the parent drained (and so holds the session's
  * consumer claim) drains its own copy: the claim copied with it was the
- * parent's, not the child's to respect. */
-TEST(fork_child_drains_after_the_parent_did)
+ * parent's, not the child's to respect.  @shared: a session file, or
+ * private memory (copy-on-write). */
+static void fork_child_drains(int shared)
 {
+    if (!shared)
+        setenv("FLIGHTREC_SHM", "0", 1);
     setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
     flightrec_produce(FLIGHTREC_USER(1), 1);
+    const struct flightrec_region_header *h =
+        (const void *)flightrec__region_base;
+    CHECK_EQ_U(h->flags & FLIGHTREC_REGION_HOT_SHARED,
+               shared ? FLIGHTREC_REGION_HOT_SHARED : 0);
     FILE *parent_file = tmpfile();
     CHECK(parent_file != NULL);
     CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
     const struct flightrec_region_control *c =
-        (const void *)(flightrec__region_base +
-                       ((const struct flightrec_region_header *)
-                            flightrec__region_base)->control_offset);
+        (const void *)(flightrec__region_base + h->control_offset);
     CHECK_EQ_I(atomic_load(&c->consumer_pid), getpid());
     pid_t child = fork();
     CHECK(child >= 0);
@@ -136,33 +141,14 @@ TEST(fork_child_drains_after_the_parent_did)
     fclose(parent_file);
 }
 
-/* The same with private memory (no session file): the child's copy is
- * copy-on-write, the parent's claim came with it. */
+TEST(fork_child_drains_after_the_parent_did)
+{
+    fork_child_drains(1);
+}
+
 TEST(fork_child_drains_after_the_parent_did_private)
 {
-    setenv("FLIGHTREC_SHM", "0", 1);
-    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
-    flightrec_produce(FLIGHTREC_USER(1), 1);
-    const struct flightrec_region_header *h =
-        (const void *)flightrec__region_base;
-    CHECK_EQ_U(h->flags & FLIGHTREC_REGION_HOT_SHARED, 0);
-    FILE *parent_file = tmpfile();
-    CHECK(parent_file != NULL);
-    CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
-    pid_t child = fork();
-    CHECK(child >= 0);
-    if (child == 0) {
-        flightrec_produce(FLIGHTREC_USER(2), 2);
-        FILE *child_file = tmpfile();
-        int rc = child_file != NULL ? flightrec_drain(fileno(child_file)) : 1;
-        _exit(rc == 0 ? 0 : rc == FLIGHTREC_EBUSY_CONFIG ? 4 : 3);
-    }
-    int status;
-    CHECK_EQ_I(waitpid(child, &status, 0), child);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ_I(WEXITSTATUS(status), 0);
-    CHECK_EQ_I(flightrec_drain(fileno(parent_file)), 0);
-    fclose(parent_file);
+    fork_child_drains(0);
 }
 
 /* Threads that start recording (their rings grow the session file) while

@@ -183,12 +183,13 @@ void flightrec__port_region_snapshot_copy(void *to, const void *from,
     (void)n;
 }
 
-void flightrec__port_region_snapshot_install(void *base, void *snapshot,
-                                             size_t size)
+int flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                            size_t size)
 {
     (void)base;
     (void)snapshot;
     (void)size;
+    return -1;
 }
 
 void flightrec__port_region_snapshot_drop(void *snapshot, size_t size)

@@ -23,6 +23,9 @@ uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS] = {
     ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
 };
 static int running_wanted = 1;
+/* A fork child that could not have rings of its own: recording stays off
+ * whatever it asks (registry.c). */
+static int running_refused;
 /* The control block's generation when this process last read it. */
 static uint32_t generation_seen;
 
@@ -121,7 +124,7 @@ void flightrec__filter_publish(void)
 
 void flightrec__set_running_locked(int running)
 {
-    running_wanted = running != 0;
+    running_wanted = running != 0 && !running_refused;
     flightrec__filter_publish();
 }
 
@@ -130,6 +133,15 @@ void flightrec__set_running(int running)
     struct flightrec__control_hold hold;
     flightrec__control_begin(&hold);
     flightrec__set_running_locked(running);
+    flightrec__control_end(&hold);
+}
+
+void flightrec__refuse_running(void)
+{
+    struct flightrec__control_hold hold;
+    flightrec__control_begin(&hold);
+    running_refused = 1;
+    flightrec__set_running_locked(0);
     flightrec__control_end(&hold);
 }
 

@@ -52,8 +52,12 @@ void *flightrec__port_region_snapshot_begin(size_t size);
  * so what it copies of them does not matter (a race by design). */
 void flightrec__port_region_snapshot_copy(void *to, const void *from,
                                           size_t n);
-void flightrec__port_region_snapshot_install(void *base, void *snapshot,
-                                             size_t size);
+/* In the child: puts the snapshot (NULL: none could be had) in place of
+ * [base, base + size) and lets go of the session file.  0, or -1 when the
+ * region is not the snapshot: it is then zeroed private memory (the
+ * parent's file no longer mapped), and the child must not use it. */
+int flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                            size_t size);
 void flightrec__port_region_snapshot_drop(void *snapshot, size_t size);
 
 /* The hot page.  With a session file: maps the file's page at @hot_offset

@@ -62,6 +62,13 @@ size_t flightrec__port_page_size(void)
     return page > 0 ? (size_t)page : 4096u;
 }
 
+/* Test hook, not an interface: FLIGHTREC_TEST_FORK_FAIL=snapshot makes the
+ * fork snapshot's mapping fail, =install its move into place in the child
+ * (tests/producer/test-fork-isolation.c; docs/recording.md, "Test hooks").
+ * Read when the session file is made. */
+enum { FORK_FAIL_NONE, FORK_FAIL_SNAPSHOT, FORK_FAIL_INSTALL };
+static int fork_fail_hook;
+
 /* The session file backing this process's region, -1: private memory. */
 static int session_fd = -1;
 static char session_path[512];
@@ -134,6 +141,11 @@ int flightrec__port_region_share(void *base, size_t size,
     read_text("/proc/self/cmdline", process->cmdline,
               sizeof(process->cmdline));
 
+    const char *hook = getenv("FLIGHTREC_TEST_FORK_FAIL");
+    fork_fail_hook = hook == NULL                   ? FORK_FAIL_NONE
+                     : strcmp(hook, "snapshot") == 0 ? FORK_FAIL_SNAPSHOT
+                     : strcmp(hook, "install") == 0  ? FORK_FAIL_INSTALL
+                                                     : FORK_FAIL_NONE;
     const char *shm = getenv("FLIGHTREC_SHM");
     if (shm != NULL && strcmp(shm, "0") == 0)
         return -1;
@@ -291,6 +303,8 @@ int flightrec__port_region_is_shared(void)
 
 void *flightrec__port_region_snapshot_begin(size_t size)
 {
+    if (fork_fail_hook == FORK_FAIL_SNAPSHOT)
+        return NULL;
     void *memory = mmap(NULL, size, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return memory == MAP_FAILED ? NULL : memory;
@@ -302,17 +316,32 @@ void flightrec__port_region_snapshot_copy(void *to, const void *from,
     IGNORED_BY_TSAN(memcpy(to, from, n));
 }
 
-void flightrec__port_region_snapshot_install(void *base, void *snapshot,
-                                             size_t size)
+int flightrec__port_region_snapshot_install(void *base, void *snapshot,
+                                            size_t size)
 {
     /* Moves the snapshot's pages over the region: no copy. */
-    (void)mremap(snapshot, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, base);
+    int installed =
+        snapshot != NULL && fork_fail_hook != FORK_FAIL_INSTALL &&
+        mremap(snapshot, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, base) !=
+            MAP_FAILED;
+    if (!installed) {
+        if (snapshot != NULL)
+            munmap(snapshot, size);
+        /* Zeroed private pages over the parent's file: whatever still
+         * points into the region (a record the forking thread was in the
+         * middle of) writes nowhere that matters.  Should even that fail,
+         * the child's runtime lets go of the region all the same. */
+        (void)mmap(base, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+                   0);
+    }
     /* Only if it is still ours: the number may be the program's now. */
     int fd = session_descriptor();
     if (fd >= 0)
         close(fd);
     session_fd = -1;
     session_path[0] = '\0';
+    return installed ? 0 : -1;
 }
 
 void flightrec__port_region_snapshot_drop(void *snapshot, size_t size)

@@ -622,6 +622,37 @@ void flightrec__registry_after_fork_parent(void)
     fork_locked = 0;
 }
 
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
+/* Where a record the forking thread was in the middle of (a fork from a
+ * handler that interrupted it) ends, in a child that gave its region up. */
+static struct flightrec_item orphan_items[FLIGHTREC_MAX_PENDING];
+static struct flightrec__ring_head orphan_head;
+
+/* The child of a shared region without a copy of its own: the region is
+ * the parent's file (now unmapped), so the child records nothing, says so
+ * once, and reads and writes no region. */
+static void give_region_up(void)
+{
+    free_list = 0;
+    retired_oldest = retired_newest = 0;
+    retired_count = 0;
+    flightrec__region_base = NULL;
+    struct flightrec__writer *w = &flightrec__self.main;
+    int in_record = flightrec__self_ring() != NULL && w->deadline == 0;
+    flightrec__self_unbind();
+    if (in_record) {
+        w->ring = &orphan_head;
+        w->items = orphan_items;
+        w->mask = FLIGHTREC_MAX_PENDING - 1;
+    }
+    flightrec__refuse_running();
+    static const char text[] =
+        "flightrec: the forked child could not have its own copy of the "
+        "session's rings; recording is off in the child\n";
+    flightrec__port_message(text, sizeof(text) - 1);
+}
+#endif
+
 void flightrec__registry_reset_after_fork(void)
 {
     atomic_store_explicit(&registry_lock, 0, memory_order_relaxed);
@@ -630,33 +661,40 @@ void flightrec__registry_reset_after_fork(void)
     if (flightrec__region_base == NULL)
         return;
     /* Private memory (no session file) is the child's own copy already. */
-    int private_memory = !flightrec__port_region_is_shared();
-    int own_copy = fork_snapshot != NULL;
-    if (own_copy) {
-        flightrec__port_region_snapshot_install(flightrec__region_base,
-                                                fork_snapshot,
-                                                fork_snapshot_size);
+    int shared = flightrec__port_region_is_shared();
+    int own_copy = 0;
+    if (shared) {
+        /* Without a snapshot, the whole reserve: the parent's file may be
+         * mapped past `used` (a fork from a handler that interrupted this
+         * thread's own growing of it). */
+        void *snapshot = fork_snapshot;
+        size_t size = snapshot != NULL ? fork_snapshot_size
+                                       : (size_t)region_header()->region_size;
         fork_snapshot = NULL;
+        own_copy = flightrec__port_region_snapshot_install(
+                       flightrec__region_base, snapshot, size) == 0;
     }
     /* The hot page and the control lock were the parent's: the child's
-     * control page becomes its own.  Its region's words are changed only
-     * in its own copy; without one (the snapshot could not be had) the
-     * region is still the parent's file, which stays as it is. */
+     * control page becomes its own. */
     flightrec__port_hot_unshare(&flightrec__control_page);
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
+    if (shared && !own_copy) {
+        give_region_up();
+        return;
+    }
+#endif
     if (own_copy && (region_header()->flags & FLIGHTREC_REGION_HOT_SHARED)) {
         region_header()->flags &= ~FLIGHTREC_REGION_HOT_SHARED;
         atomic_store_explicit(&region_control()->lock, 0,
                               memory_order_relaxed);
     }
-    if (own_copy || private_memory) {
-        /* A consumer claim in the copy is the parent's drain (or another
-         * process's, on the parent's file): nobody consumes the child's
-         * copy yet, and the child must be free to drain it. */
-        atomic_store_explicit(&region_control()->consumer_claim, 0,
-                              memory_order_relaxed);
-        atomic_store_explicit(&region_control()->consumer_pid, 0,
-                              memory_order_relaxed);
-    }
+    /* A consumer claim in the copy is the parent's drain (or another
+     * process's, on the parent's file): nobody consumes the child's copy
+     * yet, and the child must be free to drain it. */
+    atomic_store_explicit(&region_control()->consumer_claim, 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&region_control()->consumer_pid, 0,
+                          memory_order_relaxed);
     region_header()->process_id = flightrec__port_process_id();
     flightrec__port_process_forked(
         (void *)(flightrec__region_base + region_header()->process_offset));

@@ -107,6 +107,9 @@ extern uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS];
 void flightrec__filter_publish(void);
 void flightrec__set_running_locked(int running);
 void flightrec__set_running(int running);
+/* Recording off for good (a fork child without rings of its own): later
+ * starts change nothing.  Takes the control lock. */
+void flightrec__refuse_running(void);
 
 /* Filter (filter.c). */
 #define FLIGHTREC_REMEMBERED_SPEC_BYTES FLIGHTREC_REGION_REMEMBERED_BYTES

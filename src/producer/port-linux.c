@@ -152,17 +152,15 @@ int flightrec__port_region_share(void *base, size_t size,
     char dir[400];
     if (fr_session_dir(dir, sizeof(dir), 1, message, message_size) != 0)
         return -1;
-    if (fr_session_path(session_path, sizeof(session_path), dir, process->pid,
-                        process->start_time) != 0) {
-        snprintf(message, message_size, "session path too long in %s", dir);
-        session_path[0] = '\0';
-        return -1;
-    }
-    int fd = open(session_path,
-                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = fr_session_create(session_path, sizeof(session_path), dir,
+                               process->pid, process->start_time);
     if (fd < 0) {
-        snprintf(message, message_size, "cannot create %s: %s", session_path,
-                 strerror(errno));
+        if (fd == -ENAMETOOLONG)
+            snprintf(message, message_size, "session path too long in %s",
+                     dir);
+        else
+            snprintf(message, message_size, "cannot create %s: %s",
+                     session_path, strerror(-fd));
         session_path[0] = '\0';
         return -1;
     }

@@ -70,6 +70,31 @@ int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
+                      uint64_t start_time)
+{
+    /* An exec keeps the pid and start time but not the atexit that would
+     * have removed the earlier program's file: that one stays, for a dump
+     * (it is dead), and this program takes the next number. */
+    for (unsigned n = 1; n <= 10000; n++) {
+        int len = n == 1 ? snprintf(path, size, "%s/%d-%llu%s", dir, (int)pid,
+                                    (unsigned long long)start_time,
+                                    FR_SESSION_SUFFIX)
+                         : snprintf(path, size, "%s/%d-%llu-%u%s", dir,
+                                    (int)pid, (unsigned long long)start_time,
+                                    n, FR_SESSION_SUFFIX);
+        if (len < 0 || (size_t)len >= size)
+            return -ENAMETOOLONG;
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0600);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
+}
+
 uint64_t fr_process_start_time(int32_t pid)
 {
     char path[64], buf[1024];
@@ -226,6 +251,21 @@ int fr_session_recording(const struct fr_session *s)
            fr_session_mapped_by(s, process_of(s->base)->pid) != 0;
 }
 
+int fr_session_recording_every(const struct fr_session *s, uint64_t now_ns,
+                               uint64_t *last_maps_ns, uint64_t every_ns)
+{
+    if (*last_maps_ns == UINT64_MAX || !fr_session_alive(s->base))
+        return 0;
+    if (*last_maps_ns != 0 && now_ns - *last_maps_ns < every_ns)
+        return 1;
+    *last_maps_ns = now_ns != 0 ? now_ns : 1;
+    if (fr_session_mapped_by(s, process_of(s->base)->pid) == 0) {
+        *last_maps_ns = UINT64_MAX;
+        return 0;
+    }
+    return 1;
+}
+
 int fr_session_locate(const char *arg, char *path, size_t size,
                       char *message, size_t message_size)
 {
@@ -252,17 +292,33 @@ int fr_session_locate(const char *arg, char *path, size_t size,
     char prefix[32];
     snprintf(prefix, sizeof(prefix), "%ld-", pid);
     unsigned long long best = 0;
+    unsigned best_program = 0;
     int found = 0;
+    char best_name[300] = "";
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+            strlen(e->d_name) >= sizeof(best_name))
             continue;
         unsigned long long start = strtoull(e->d_name + strlen(prefix), &end, 10);
+        unsigned program = 1;
+        if (*end == '-') {
+            /* PID-START-N: the process's Nth program (after exec). */
+            program = (unsigned)strtoul(end + 1, &end, 10);
+            if (program < 2)
+                continue;
+        }
         if (strcmp(end, FR_SESSION_SUFFIX) != 0)
             continue;
-        /* The live process's own file wins; else the newest. */
-        if (!found || start == live_start || (best != live_start && start > best)) {
+        /* The live process's files win, its newest program's first; else
+         * the newest. */
+        int live = start == live_start, best_live = best == live_start;
+        if (!found || (live && !best_live) ||
+            (live == best_live &&
+             (start > best || (start == best && program > best_program)))) {
             best = start;
+            best_program = program;
+            snprintf(best_name, sizeof(best_name), "%s", e->d_name);
             found = 1;
         }
     }
@@ -270,7 +326,11 @@ int fr_session_locate(const char *arg, char *path, size_t size,
     if (!found)
         return fail(message, message_size, "no session of process ", arg,
                     "");
-    return fr_session_path(path, size, dir, (int32_t)pid, best);
+    int n = snprintf(path, size, "%s/%s", dir, best_name);
+    if (n < 0 || (size_t)n >= size)
+        return fail(message, message_size, "session path of process ", arg,
+                    "too long");
+    return 0;
 }
 
 /* The claim is one word, so that taking it is one compare-and-swap: the

@@ -6,6 +6,9 @@
  *
  *   $XDG_RUNTIME_DIR/flightrec/        (or /dev/shm/flightrec-UID/)
  *       PID-STARTTIME.region           0600, one per process
+ *       PID-STARTTIME-N.region         the Nth (2, 3, ...) program the
+ *                                      process ran: after an exec the pid
+ *                                      and start time are the same
  *
  * The directory is 0700 and must belong to the user; files are created
  * without following a symbolic link and checked to belong to the user.
@@ -29,6 +32,15 @@ int fr_session_dir(char *path, size_t size, int create, char *message,
 /* "DIR/PID-START.region" into @out; 0, or -1 if it does not fit. */
 int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
                     uint64_t start_time);
+
+/* Creates the session file of the program now running as process @pid
+ * (start time @start_time) in @dir, 0600, O_EXCL, not following a link:
+ * "PID-START.region", or, when an earlier program of the same process (it
+ * called exec) left that name, the first free "PID-START-N.region".  Its
+ * path into @path; the descriptor, or -errno (-ENAMETOOLONG: the path does
+ * not fit). */
+int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
+                      uint64_t start_time);
 
 /* The start time of process @pid (/proc/PID/stat, clock ticks since boot),
  * 0 if there is no such process.  Tells a live process from a dead one
@@ -61,8 +73,9 @@ void fr_session_close(struct fr_session *s);
  * cannot be read. */
 int fr_session_mapped_by(const struct fr_session *s, int32_t pid);
 
-/* The session file of process @pid in the session directory: the one whose
- * process is alive with that pid, else the newest.  0 or -1 with a message.
+/* The session file of process @pid in the session directory: the newest
+ * of the live process (its current program's, after an exec), else the
+ * newest.  0 or -1 with a message.
  * @arg may also be a path (it contains a '/' or ends in ".region"). */
 int fr_session_locate(const char *arg, char *path, size_t size,
                       char *message, size_t message_size);
@@ -75,6 +88,14 @@ int fr_session_alive(const unsigned char *region);
  * mapping the file (a process that called exec does not, though its pid
  * and start time are the same).  Unreadable maps count as mapped. */
 int fr_session_recording(const struct fr_session *s);
+
+/* fr_session_recording() for a loop that asks often: the maps (a costly
+ * read) are looked at when @every_ns passed since *@last_maps_ns (the
+ * caller's, 0 at first; @now_ns a monotonic time), else only whether the
+ * process is alive.  A process that called exec is seen dead within
+ * @every_ns, and stays dead (*@last_maps_ns says so). */
+int fr_session_recording_every(const struct fr_session *s, uint64_t now_ns,
+                               uint64_t *last_maps_ns, uint64_t every_ns);
 
 struct flightrec_region_control;
 /* Claims the region's one consumer slot for process @pid (start time

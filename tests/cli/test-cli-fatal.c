@@ -159,12 +159,12 @@ static void print_dump(const char *input, struct dump_view *v)
          line = strtok_r(NULL, "\n", &save)) {
         if (header) {
             CHECK_EQ_S(line, "time_ns,ring,thread,event,event_id,data,"
-                             "thread_name,kind,count,flags");
+                             "thread_name,kind,count,flags,function");
             header = 0;
             continue;
         }
-        char *f[10];
-        CHECK_EQ_I(split_csv(line, f, 10), 10);
+        char *f[11];
+        CHECK_EQ_I(split_csv(line, f, 11), 11);
         const char *event = f[3], *name = f[6];
         if (strcmp(event, "LOST") == 0) {
             uint64_t count = strtoull(f[8], NULL, 10);

@@ -1016,6 +1016,27 @@ TEST(ctl_lock_of_a_dead_or_stuck_holder)
     stop_looper(child);
 }
 
+/* Whether process @pid runs @program (its /proc comm) within 5 s. */
+static int wait_for_program(pid_t pid, const char *program)
+{
+    char want[32];
+    snprintf(want, sizeof(want), "%s\n", program);
+    for (int i = 0; i < 2500; i++) {
+        char comm_path[64], comm[32] = "";
+        snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)pid);
+        FILE *f = fopen(comm_path, "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof(comm), f) == NULL)
+                comm[0] = '\0';
+            fclose(f);
+        }
+        if (strcmp(comm, want) == 0)
+            return 1;
+        usleep(2000);
+    }
+    return 0;
+}
+
 /* A process that called exec records no more into its session, though its
  * pid and start time are the same: ctl says so instead of "succeeding". */
 TEST(ctl_after_exec_is_refused)
@@ -1042,19 +1063,7 @@ TEST(ctl_after_exec_is_refused)
     snprintf(args, sizeof(args), "ctl %d", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
     /* Once it runs sleep: refused. */
-    for (int i = 0; i < 500; i++) {
-        char comm_path[64], comm[32] = "";
-        snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)child);
-        FILE *f = fopen(comm_path, "r");
-        if (f != NULL) {
-            if (fgets(comm, sizeof(comm), f) == NULL)
-                comm[0] = '\0';
-            fclose(f);
-        }
-        if (strcmp(comm, "sleep\n") == 0)
-            break;
-        usleep(2000);
-    }
+    CHECK(wait_for_program(child, "sleep"));
     snprintf(args, sizeof(args), "ctl %d stop", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
     snprintf(expect, sizeof(expect),
@@ -1089,22 +1098,8 @@ TEST(ls_and_stream_after_exec_take_the_process_for_dead)
     char c;
     CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
     close(ready[0]);
-    int exec_seen = 0;
-    for (int i = 0; i < 2500 && !exec_seen; i++) {
-        char comm_path[64], comm[32] = "";
-        snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)child);
-        FILE *f = fopen(comm_path, "r");
-        if (f != NULL) {
-            if (fgets(comm, sizeof(comm), f) == NULL)
-                comm[0] = '\0';
-            fclose(f);
-        }
-        exec_seen = strcmp(comm, "sleep\n") == 0;
-        if (!exec_seen)
-            usleep(2000);
-    }
-    CHECK(exec_seen);
-    char out[8192], err[4096], expect[300];
+    CHECK(wait_for_program(child, "sleep"));
+    char out[8192], err[4096], expect[1200];
     CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
     snprintf(expect, sizeof(expect), "{\"pid\":%d,\"alive\":false,",
              (int)child);
@@ -1115,6 +1110,16 @@ TEST(ls_and_stream_after_exec_take_the_process_for_dead)
     snprintf(expect, sizeof(expect), "\n%7d dead  started flight ",
              (int)child);
     CHECK(strstr(out, expect) != NULL);
+    /* serve has nothing to serve (before, it served it until killed). */
+    char args[200];
+    snprintf(args, sizeof(args), "serve --listen 127.0.0.1:0 %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
+    snprintf(expect, sizeof(expect),
+             "flightrec serve: process %d no longer records into this "
+             "session (it called exec): nothing to serve (its last events: "
+             "'flightrec dump %d')\n",
+             (int)child, (int)child);
+    CHECK_EQ_S(err, expect);
 
     char path[700], cmd[2000];
     snprintf(path, sizeof(path), "%s/exec-stream.rec", scratch);
@@ -1142,8 +1147,195 @@ TEST(ls_and_stream_after_exec_take_the_process_for_dead)
     CHECK_EQ_U(seen, 3);
     sp_free(&s);
     free(bytes);
+    /* rm --dead removes it (before, it kept it as a live process's). */
+    char session[800];
+    snprintf(session, sizeof(session), "%s/%d-%llu.region", session_dir,
+             (int)child, (unsigned long long)start_time_of(child));
+    CHECK_EQ_I(run("rm --dead", out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(expect, sizeof(expect), "removed %s (process %d)\n", session,
+             (int)child);
+    CHECK_EQ_S(out, expect);
+    CHECK_EQ_S(err, "");
+    CHECK(access(session, F_OK) != 0);
     kill(child, SIGKILL);
     CHECK_EQ_I(waitpid(child, NULL, 0), child);
+}
+
+/* Forks a process that records USER(7) 100..102, then waits for a byte on
+ * the pipe whose write end is *@go and execs @program (with @arg); its
+ * standard input is the pipe and its standard error @err_path. */
+static pid_t start_execer(int *go, const char *err_path, const char *program,
+                          const char *arg)
+{
+    int ready[2], order[2];
+    CHECK_EQ_I(pipe(ready), 0);
+    CHECK_EQ_I(pipe2(order, O_CLOEXEC), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(ready[0]);
+        for (uintptr_t i = 0; i < 3; i++)
+            flightrec_produce(FLIGHTREC_USER(7), 100 + i);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err < 0 || dup2(err, 2) != 2 || dup2(order[0], 0) != 0)
+            _exit(126);
+        CHECK_EQ_I((int)write(ready[1], "r", 1), 1);
+        char c;
+        if (read(0, &c, 1) != 1)
+            _exit(125);
+        execl(program, program, arg, (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    close(order[0]);
+    char c;
+    CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    *go = order[1];
+    return child;
+}
+
+/* The text of file @path into @text (cut to @size - 1 bytes). */
+static void read_file(const char *path, char *text, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(text, 1, size - 1, f) : 0;
+    text[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* The event and data columns (4th, 6th) of print --csv's @csv, a line
+ * each, into @out. */
+static void event_and_data(const char *csv, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *line = csv; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        if (end == NULL)
+            end = line + strlen(line);
+        const char *field[6] = { line };
+        int n = 1;
+        for (const char *p = line; p < end && n < 6; p++)
+            if (*p == ',')
+                field[n++] = p + 1;
+        if (n == 6) {
+            int event_len = (int)strcspn(field[3], ",");
+            int data_len = (int)strcspn(field[5], ",\n");
+            int w = snprintf(out + len, size - len, "%.*s,%.*s\n", event_len,
+                             field[3], data_len, field[5]);
+            if (w > 0 && (size_t)w < size - len)
+                len += (size_t)w;
+        }
+        line = *end != '\0' ? end + 1 : end;
+    }
+}
+
+/* serve ends the stream of a process that calls exec as of one that
+ * exited, and ends itself (before, it served it until killed). */
+TEST(serve_ends_when_its_process_calls_exec)
+{
+    use_own_sessions("serve-exec");
+    char child_err[700], serve_err[700];
+    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
+    snprintf(serve_err, sizeof(serve_err), "%s/serve.err", scratch);
+    int go;
+    pid_t child = start_execer(&go, child_err, "/bin/sleep", "30");
+    pid_t server = fork();
+    CHECK(server >= 0);
+    if (server == 0) {
+        int err = open(serve_err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err < 0 || dup2(err, 2) != 2)
+            _exit(126);
+        char pid_text[16];
+        snprintf(pid_text, sizeof(pid_text), "%d", (int)child);
+        execl("/usr/bin/timeout", "timeout", "-s", "KILL", "20",
+              FLIGHTREC_BIN, "serve", "--listen", "127.0.0.1:0", pid_text,
+              (char *)NULL);
+        _exit(127);
+    }
+    /* Serving, then the exec. */
+    int listening = 0;
+    for (int i = 0; i < 2500 && !listening; i++) {
+        char text[1024];
+        read_file(serve_err, text, sizeof(text));
+        listening = strstr(text, "listening on 127.0.0.1:") != NULL;
+        if (!listening)
+            usleep(2000);
+    }
+    CHECK(listening);
+    CHECK_EQ_I((int)write(go, "x", 1), 1);
+    CHECK(wait_for_program(child, "sleep"));
+    int status;
+    CHECK_EQ_I(waitpid(server, &status, 0), server);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    close(go);
+    kill(child, SIGKILL);
+    CHECK_EQ_I(waitpid(child, NULL, 0), child);
+}
+
+/* A process that execs another recording program: the new program gets a
+ * session of its own (before: "cannot create ...: File exists", and its
+ * rings went to private memory), `flightrec print PID` reads the new one,
+ * and the old one is listed dead. */
+TEST(exec_into_a_recording_program_gets_its_own_session)
+{
+    use_own_sessions("exec-rec");
+    char child_err[700];
+    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
+    int go;
+    pid_t child = start_execer(&go, child_err, SERVE_ENV_TARGET, "5");
+    CHECK_EQ_I((int)write(go, "x", 1), 1);
+    CHECK(wait_for_program(child, "serve-env-targe"));
+    /* serve-env-target records USER(0) 0..4 once a byte comes. */
+    CHECK_EQ_I((int)write(go, "x", 1), 1);
+    char args[200], out[8192], err[4096], events[8192];
+    /* (The warning that the new program has not calibrated its counter
+     * yet may come on standard error.) */
+    snprintf(args, sizeof(args), "print --csv --event 'USER_*' %d",
+             (int)child);
+    static const char expect[] = "event,data\nUSER_0,0x0\nUSER_0,0x1\n"
+                                 "USER_0,0x2\nUSER_0,0x3\nUSER_0,0x4\n";
+    for (int i = 0; i < 1000; i++) {
+        CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+        event_and_data(out, events, sizeof(events));
+        if (strcmp(events, expect) == 0)
+            break;
+        usleep(5000);
+    }
+    CHECK_EQ_S(events, expect);
+    char text[1024];
+    read_file(child_err, text, sizeof(text));
+    CHECK_EQ_S(text, "");
+    /* Both sessions listed: the first program's dead, the new one's
+     * alive. */
+    CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
+    char alive[100], dead[100];
+    snprintf(alive, sizeof(alive), "{\"pid\":%d,\"alive\":true,", (int)child);
+    snprintf(dead, sizeof(dead), "{\"pid\":%d,\"alive\":false,", (int)child);
+    char *second = strchr(out, '\n');
+    CHECK(second != NULL && strchr(second + 1, '\n') ==
+                                out + strlen(out) - 1);
+    int alive_first = strncmp(out, alive, strlen(alive)) == 0;
+    CHECK(strncmp(alive_first ? second + 1 : out, dead, strlen(dead)) == 0);
+    CHECK(strncmp(alive_first ? out : second + 1, alive, strlen(alive)) == 0);
+    char second_session[800];
+    snprintf(second_session, sizeof(second_session), "%s/%d-%llu-2.region",
+             session_dir, (int)child,
+             (unsigned long long)start_time_of(child));
+    CHECK_EQ_I(access(second_session, F_OK), 0);
+    close(go); /* it exits: its session goes, the first one stays */
+    int status;
+    CHECK_EQ_I(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(access(second_session, F_OK) != 0);
+    /* The first program's events, in the session left. */
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    event_and_data(out, events, sizeof(events));
+    CHECK_EQ_S(events, "event,data\nUSER_7,0x64\nUSER_7,0x65\nUSER_7,0x66\n");
 }
 
 TEST(ctl_mode_switches_every_ring)

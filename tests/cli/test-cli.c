@@ -493,11 +493,11 @@ TEST(print_csv)
     static const struct cli_case cases[] = {
         { { "print", "--csv", "{}" }, 0,
           "time_ns,ring,thread,event,event_id,data,thread_name,kind,"
-          "count,flags\n"
-          "0,0,100,request,512,0x2a,main,event,1,\n"
-          "1000,1,101,USER_1,513,0x7,worker,event,1,\n"
-          "1500,1,101,request,512,0xdeadbeef,worker,event,1,\n"
-          "2500,0,100,MALLOC_ENTRY,108,0x40,main,event,1,\n", "", 0, 0 },
+          "count,flags,function\n"
+          "0,0,100,request,512,0x2a,main,event,1,,\n"
+          "1000,1,101,USER_1,513,0x7,worker,event,1,,\n"
+          "1500,1,101,request,512,0xdeadbeef,worker,event,1,,\n"
+          "2500,0,100,MALLOC_ENTRY,108,0x40,main,event,1,,\n", "", 0, 0 },
     };
     RUN_TABLE(cases, basic_file("print_csv.rec", FLIGHTREC_FORMAT_LE_32));
 }
@@ -508,8 +508,8 @@ TEST(print_csv_quoting)
     static const struct cli_case cases[] = {
         { { "print", "--csv", "{}" }, 0,
           "time_ns,ring,thread,event,event_id,data,thread_name,kind,"
-          "count,flags\n"
-          "0,0,7,\"say \"\"hi\"\", twice\",515,0x1,\"a,b\",event,1,\n", "", 0,
+          "count,flags,function\n"
+          "0,0,7,\"say \"\"hi\"\", twice\",515,0x1,\"a,b\",event,1,,\n", "", 0,
           0 },
         { { "print", "{}" }, 0, "0.000000000 [0] 7 a,b say \"hi\", twice 0x1\n",
           "", 0, 0 },
@@ -587,8 +587,8 @@ TEST(print_wall)
           "0x40\n", "", 0, 0 },
         { { "print", "--wall", "--csv", "--event=USER_1", "{}" }, 0,
           "time_ns,ring,thread,event,event_id,data,thread_name,kind,"
-          "count,flags\n"
-          "1700000000000002500,1,101,USER_1,513,0x7,worker,event,1,\n", "", 0,
+          "count,flags,function\n"
+          "1700000000000002500,1,101,USER_1,513,0x7,worker,event,1,,\n", "", 0,
           0 },
     };
     RUN_TABLE(cases, basic_file("print_wall.rec", FLIGHTREC_FORMAT_BE_64));
@@ -754,12 +754,12 @@ TEST(print_losses)
           "0.000008000 [0] 100 main USER_0 0x3\n", "", 0, 0 },
         { { "print", "--csv", "{}" }, 0,
           "time_ns,ring,thread,event,event_id,data,thread_name,kind,"
-          "count,flags\n"
-          "0,0,100,USER_0,512,0x1,main,event,1,\n"
-          "4000,0,100,LOST,,,main,overflow,12,\n"
-          "4000,0,100,USER_0,512,0x2,main,event,1,\n"
-          "8000,0,100,LOST,,,main,discard,3,\n"
-          "8000,0,100,USER_0,512,0x3,main,event,1,\n", "", 0, 0 },
+          "count,flags,function\n"
+          "0,0,100,USER_0,512,0x1,main,event,1,,\n"
+          "4000,0,100,LOST,,,main,overflow,12,,\n"
+          "4000,0,100,USER_0,512,0x2,main,event,1,,\n"
+          "8000,0,100,LOST,,,main,discard,3,,\n"
+          "8000,0,100,USER_0,512,0x3,main,event,1,,\n", "", 0, 0 },
         { { "print", "--json", "{}" }, 0,
           "{\"time_ns\":0,\"ring\":0,\"thread\":100,\"thread_name\":\"main\","
           "\"event\":\"USER_0\",\"event_id\":512,\"data\":\"0x1\","
@@ -789,9 +789,9 @@ TEST(print_untimed)
           "untimed [0] 100 main USER_1 0x2\n", "", 0, 0 },
         { { "print", "--csv", "{}" }, 0,
           "time_ns,ring,thread,event,event_id,data,thread_name,kind,"
-          "count,flags\n"
-          ",0,100,USER_0,512,0x1,main,event,1,untimed\n"
-          ",0,100,USER_1,513,0x2,main,event,1,untimed\n", "", 0, 0 },
+          "count,flags,function\n"
+          ",0,100,USER_0,512,0x1,main,event,1,untimed,\n"
+          ",0,100,USER_1,513,0x2,main,event,1,untimed,\n", "", 0, 0 },
         { { "print", "--json", "--event=USER_1", "{}" }, 0,
           "{\"time_ns\":null,\"ring\":0,\"thread\":100,\"thread_name\":"
           "\"main\",\"event\":\"USER_1\",\"event_id\":513,\"data\":\"0x2\","
@@ -983,10 +983,10 @@ TEST(print_renamed_event)
     RUN_PIPED(&r, &v, "print", "--window=0.000001", "--csv", "-");
     CHECK_RUN(&r, 0,
               "time_ns,ring,thread,event,event_id,data,thread_name,kind,"
-              "count,flags\n"
-              "0,0,100,old,515,0x1,main,event,1,\n"
-              "1000,0,100,new,515,0x2,main,event,1,\n"
-              "2000,0,100,new,515,0x3,main,event,1,\n", "");
+              "count,flags,function\n"
+              "0,0,100,old,515,0x1,main,event,1,,\n"
+              "1000,0,100,new,515,0x2,main,event,1,,\n"
+              "2000,0,100,new,515,0x3,main,event,1,,\n", "");
     run_free(&r);
     fr_vec_free(&v);
 }
@@ -1145,10 +1145,10 @@ TEST(wall_time_saturates)
     run_free(&r);
     RUN(&r, "print", "--wall", "--csv", path);
     CHECK_EQ_S(r.out, "time_ns,ring,thread,event,event_id,data,thread_name,"
-               "kind,count,flags\n"
-               "18446744073709550616,0,100,USER_0,512,0x1,main,event,1,\n"
-               "18446744073709551615,0,100,USER_0,512,0x2,main,event,1,\n"
-               "18446744073709551615,0,100,USER_0,512,0x3,main,event,1,\n");
+               "kind,count,flags,function\n"
+               "18446744073709550616,0,100,USER_0,512,0x1,main,event,1,,\n"
+               "18446744073709551615,0,100,USER_0,512,0x2,main,event,1,,\n"
+               "18446744073709551615,0,100,USER_0,512,0x3,main,event,1,,\n");
     run_free(&r);
 }
 

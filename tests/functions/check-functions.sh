@@ -52,6 +52,43 @@ expect "print object path" "$dir/fn-target" "$(awk '$5 == "OBJECT_LOAD" { n++ } 
 expect "--no-symbols names" "0" "$(grep -c 'FUNCTION_.* tree_' plain.txt || true)"
 expect "--no-symbols entries" "9" "$(grep -c 'FUNCTION_ENTRY 0x[0-9a-f]*$' plain.txt)"
 
+# print --csv: the function column (11th) of FUNCTION_ENTRY/EXIT rows,
+# empty with --no-symbols; --json: the "function" key, absent then.
+"$flightrec" print --csv t.rec >print.csv
+csv_names() { # CSV EVENT
+    awk -F, -v ev="$2" '$4 == ev { print $11 }' "$1" | tr '\n' ' ' | sed 's/ $//'
+}
+expect "csv header" "time_ns,ring,thread,event,event_id,data,thread_name,kind,count,flags,function" "$(head -n 1 print.csv)"
+expect "csv entries" "$entries" "$(csv_names print.csv FUNCTION_ENTRY)"
+expect "csv exits" "$exits" "$(csv_names print.csv FUNCTION_EXIT)"
+expect "csv other rows unnamed" "0" "$(awk -F, 'NR > 1 && $4 !~ /^FUNCTION_/ && $11 != ""' print.csv | wc -l | tr -d ' ')"
+"$flightrec" print --csv --no-symbols t.rec >plain.csv
+expect "csv --no-symbols" "" "$(csv_names plain.csv FUNCTION_ENTRY | tr -d ' ')"
+expect "csv --no-symbols rows" "9" "$(awk -F, '$4 == "FUNCTION_ENTRY"' plain.csv | wc -l | tr -d ' ')"
+json_names() { # JSON EVENT
+    grep "\"event\":\"$2\"" "$1" | sed -n 's/.*"function":"\([^"]*\)".*/\1/p' |
+        tr '\n' ' ' | sed 's/ $//'
+}
+"$flightrec" print --json t.rec >print.json
+expect "json entries" "$entries" "$(json_names print.json FUNCTION_ENTRY)"
+expect "json exits" "$exits" "$(json_names print.json FUNCTION_EXIT)"
+expect "json keys" "18" "$(grep -c '"function":' print.json)"
+"$flightrec" print --json --no-symbols t.rec >plain.json
+expect "json --no-symbols" "0" "$(grep -c '"function":' plain.json || true)"
+# report: function spans by name (by address with --no-symbols)
+span_names() { # REPORT-JSON
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted("%s:%d" % (s["name"], s["duration_ns"]["count"]) for s in d["spans"])))' "$1"
+}
+"$flightrec" report --json t.rec >report.json 2>report.err
+expect "report spans" "plugin_inner:1 plugin_work:1 run_tree:1 tree_a:2 tree_b:4" "$(span_names report.json)"
+expect "report messages" "" "$(cat report.err)"
+"$flightrec" report t.rec >report.txt
+expect "report text" "tree_b 4" "$(awk '$1 == "tree_b" { print $1, $2 }' report.txt)"
+"$flightrec" report --json --no-symbols t.rec >plain-report.json
+expect "report --no-symbols" "5" "$(span_names plain-report.json | grep -o "function 0x[0-9a-f]*:" | wc -l | tr -d " ")"
+
 # Under `flightrec record` the preload library records the objects too.
 "$flightrec" record -o r.rec -- ./fn-target r-own.rec "$dir/fn-plugin.so"
 "$flightrec" print r.rec >r.txt 2>r.err

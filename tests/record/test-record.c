@@ -857,3 +857,41 @@ TEST(wrap_fork_child_file)
 {
     check_fork_child_file(RECORD_WRAP_TARGET, "wrap-fork");
 }
+
+/* A shell that execs: the program after the exec records into a session
+ * of its own, and nothing is said (before: "cannot create
+ * ...region: File exists", the pid and start time being the same). */
+TEST(exec_gets_a_session_of_its_own)
+{
+    char dir[4200], rec_path[4300], err_path[4300], cmd[13000];
+    snprintf(dir, sizeof dir, "%s/exec-session", scratch);
+    mkdir(dir, 0700);
+    snprintf(rec_path, sizeof rec_path, "%s/sh.rec", dir);
+    snprintf(err_path, sizeof err_path, "%s/sh.err", dir);
+    snprintf(cmd, sizeof cmd,
+             "XDG_RUNTIME_DIR='%s' %s record -f -o '%s' -- sh -c "
+             "'exec /bin/true' 2>'%s'",
+             dir, FLIGHTREC_BIN, rec_path, err_path);
+    int status = system(cmd);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    FILE *f = fopen(err_path, "r");
+    CHECK(f != NULL);
+    char err[1024];
+    size_t n = fread(err, 1, sizeof err - 1, f);
+    err[n] = '\0';
+    fclose(f);
+    CHECK_EQ_S(err, "");
+    /* Both images' recordings are complete. */
+    struct recording first, next;
+    decode(rec_path, &first);
+    CHECK_EQ_I(first.rc, 0);
+    char next_path[4400];
+    snprintf(next_path, sizeof next_path, "%s.%lld", rec_path,
+             (long long)first.pid);
+    decode(next_path, &next);
+    CHECK_EQ_I(next.rc, 0);
+    CHECK_EQ_I(next.pid, first.pid);
+    rec_free(&first);
+    rec_free(&next);
+}

@@ -336,6 +336,32 @@ int cli_parse_size(const char *text, uint64_t *bytes)
     return 0;
 }
 
+void cli_decode_options_init(struct cli_decode_options *o)
+{
+    o->window_ns = FLIGHTREC_MERGE_WINDOW_AUTO;
+    o->memory_limit = cli_memory_limit_default();
+}
+
+int cli_decode_option(struct cli_decode_options *o, int c, const char *arg,
+                      const char *usage, int *status)
+{
+    if (c == CLI_OPT_WINDOW) {
+        if (cli_parse_seconds(arg, &o->window_ns) == 0)
+            return 1;
+        *status = cli_usage_error(usage, "bad time '%s' (seconds, e.g. 1.5)",
+                                  arg);
+        return -1;
+    }
+    if (c == CLI_OPT_MEMORY_LIMIT) {
+        if (cli_parse_size(arg, &o->memory_limit) == 0)
+            return 1;
+        *status = cli_usage_error(usage, "bad size '%s' (bytes, or with K, "
+                                  "M, G: 512M)", arg);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_seconds(const char *text, uint64_t *ns)
 {
     uint64_t sec = 0, frac = 0;

@@ -160,6 +160,33 @@ int cli_parse_seconds(const char *text, uint64_t *ns);
 /** Parses a decimal unsigned integer (whole string).  Returns 0 or -1. */
 int cli_parse_u64(const char *text, uint64_t *out);
 
+/**
+ * The decoding options of the commands that read a whole stream (report,
+ * stats): --window=SECONDS and --memory-limit=SIZE.  Their long options are
+ * CLI_DECODE_LONG_OPTIONS (ids from CLI_OPT_WINDOW on: a command's own
+ * ids stay below 0x1000).
+ */
+struct cli_decode_options {
+    uint64_t window_ns;     /**< FLIGHTREC_MERGE_WINDOW_AUTO by default */
+    uint64_t memory_limit;  /**< cli_memory_limit_default() by default */
+};
+
+enum { CLI_OPT_WINDOW = 0x1000, CLI_OPT_MEMORY_LIMIT };
+
+#define CLI_DECODE_LONG_OPTIONS                                           \
+    { "window", required_argument, NULL, CLI_OPT_WINDOW },                \
+    { "memory-limit", required_argument, NULL, CLI_OPT_MEMORY_LIMIT }
+
+void cli_decode_options_init(struct cli_decode_options *o);
+/**
+ * Takes option @a c of getopt_long() with its @a arg if it is one of
+ * CLI_DECODE_LONG_OPTIONS: 1 if taken, 0 if it is not one of them, or -1
+ * after a usage error (cli_usage_error(@a usage, ...)) for a bad value,
+ * the exit status in *@a status.
+ */
+int cli_decode_option(struct cli_decode_options *o, int c, const char *arg,
+                      const char *usage, int *status);
+
 /** One --event or --thread term, and whether any record matched it. */
 struct cli_pattern {
     char *text;      /**< a name, a glob (name-match.h) or a number */

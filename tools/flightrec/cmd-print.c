@@ -27,10 +27,13 @@ static const char usage[] =
     "Options:\n"
     "  --csv                  write CSV rows with the header\n"
     "                         time_ns,ring,thread,event,event_id,data,"
-    "thread_name,kind,count,flags\n"
+    "thread_name,kind,count,flags,function\n"
+    "                         (function: the name of a FUNCTION_ENTRY/EXIT's\n"
+    "                         function, empty where it is not named)\n"
     "  --json                 write one JSON object per line, with the CSV\n"
     "                         columns as keys (null when empty, data a hex\n"
-    "                         string, flags a list)\n"
+    "                         string, flags a list; function only where it\n"
+    "                         is named)\n"
     "  --wall                 wall-clock time (ISO-8601 UTC) instead of\n"
     "                         seconds since the first record\n"
     "  --event=NAME|ID[,...]  only these events (repeatable); a NAME may\n"
@@ -60,7 +63,8 @@ static const char usage[] =
 #define PRINT_BUFFER (1u << 20)
 
 static const char csv_header[] =
-    "time_ns,ring,thread,event,event_id,data,thread_name,kind,count,flags\n";
+    "time_ns,ring,thread,event,event_id,data,thread_name,kind,count,flags,"
+    "function\n";
 
 /* Names longer than this are cut when printed (keeps a record in one
  * buffer reservation); the stream's names are shorter. */
@@ -489,11 +493,25 @@ static char *fmt_time_ns(struct print_ctx *p, char *q, uint64_t time_ns)
     return fr_fmt_u64(q, p->base_ns - time_ns);
 }
 
+/* The name of the function a FUNCTION_ENTRY/EXIT record names, for the
+ * CSV and JSON writers; NULL if it is not named (or --no-symbols). */
+static const char *function_of(struct print_ctx *p,
+                               const struct flightrec_record *r)
+{
+    if (FLIGHTREC_LIKELY(p->symbols == NULL) ||
+        r->type != FLIGHTREC_RECORD_EVENT ||
+        (r->event != p->func_entry && r->event != p->func_exit))
+        return NULL;
+    return fr_symbols_name(p->symbols, r->data);
+}
+
 static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
                       const struct name_cache *ev,
                       const struct flightrec_ring_info *ri, size_t tlen)
 {
-    size_t need = 200 + 2 * tlen;
+    const char *fn = function_of(p, r);
+    size_t fn_len = fn != NULL ? strlen(fn) : 0;
+    size_t need = 200 + 2 * tlen + 2 * fn_len;
 
     if (ev != NULL)
         need += 2 * (size_t)ev->raw_len;
@@ -533,6 +551,9 @@ static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
     }
     *q++ = ',';
     q = fmt_flags_csv(q, r->flags);
+    *q++ = ',';
+    if (fn != NULL)
+        q = cli_fmt_csv(q, fn, fn_len);
     *q++ = '\n';
     p->out->len = (size_t)((unsigned char *)q - p->out->buf);
 }
@@ -550,7 +571,9 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
                        const struct name_cache *ev,
                        const struct flightrec_ring_info *ri, size_t tlen)
 {
-    size_t need = 320 + 6 * tlen + 6 * r->text_len;
+    const char *fn = function_of(p, r);
+    size_t fn_len = fn != NULL ? strlen(fn) : 0;
+    size_t need = 340 + 6 * tlen + 6 * r->text_len + 6 * fn_len;
 
     if (ev != NULL)
         need += 6 * (size_t)ev->raw_len;
@@ -580,6 +603,10 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
         if (r->text != NULL) {
             q = put_str(q, ",\"text\":");
             q = cli_fmt_json(q, r->text, r->text_len);
+        }
+        if (fn != NULL) {
+            q = put_str(q, ",\"function\":");
+            q = cli_fmt_json(q, fn, fn_len);
         }
     } else {
         q = put_str(q, ",\"event\":null,\"event_id\":null,\"data\":null,"

@@ -35,17 +35,22 @@ static const char usage[] =
     "  --window=SECONDS     merge window when reading a pipe (as print)\n"
     "  --memory-limit=SIZE  stop when the decoder would hold more (e.g.\n"
     "                       512M; default half the RAM; 0: no limit)\n"
+    "  --no-symbols         name function spans by address (default: by\n"
+    "                       the function's name, from the recorded objects'\n"
+    "                       files, where they can be)\n"
+    "  --symbols            name them (the default)\n"
     "  -h, --help           show this help\n";
 
-enum { OPT_JSON = 256, OPT_HTML, OPT_CONTENDED, OPT_WINDOW,
-       OPT_MEMORY_LIMIT };
+enum { OPT_JSON = 256, OPT_HTML, OPT_CONTENDED, OPT_SYMBOLS,
+       OPT_NO_SYMBOLS };
 
 static const struct option long_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
     { "html", required_argument, NULL, OPT_HTML },
     { "contended", required_argument, NULL, OPT_CONTENDED },
-    { "window", required_argument, NULL, OPT_WINDOW },
-    { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+    { "symbols", no_argument, NULL, OPT_SYMBOLS },
+    { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+    CLI_DECODE_LONG_OPTIONS,
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -55,22 +60,29 @@ int cmd_report(int argc, char **argv)
     struct report *rp = calloc(1, sizeof *rp);
     struct cli_input in = { .fd = -1 };
     flightrec_client *client = NULL;
-    uint64_t window_ns = FLIGHTREC_MERGE_WINDOW_AUTO;
-    uint64_t memory_limit = cli_memory_limit_default();
+    struct cli_decode_options decoding;
     uint64_t contended_ns = 1000;
     const char *html = NULL;
-    int ret = CLI_FAIL, json = 0, c, have_report = 0;
+    int ret = CLI_FAIL, json = 0, c, have_report = 0, symbols = 1;
 
     cli_set_command("report");
     if (rp == NULL) {
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
         return CLI_FAIL;
     }
+    cli_decode_options_init(&decoding);
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-        if (c == OPT_JSON) {
-            json = 1;
+        int taken = cli_decode_option(&decoding, c, optarg, usage, &ret);
+        if (taken > 0)
+            continue;
+        if (taken < 0)
+            goto out;
+        if (c == OPT_JSON || c == OPT_SYMBOLS || c == OPT_NO_SYMBOLS) {
+            json |= c == OPT_JSON;
+            if (c != OPT_JSON)
+                symbols = c == OPT_SYMBOLS;
             continue;
         }
         if (c == OPT_HTML) {
@@ -79,18 +91,11 @@ int cmd_report(int argc, char **argv)
                 continue;
             }
             ret = cli_usage_error(usage, "--html needs a file name");
-        } else if (c == OPT_CONTENDED || c == OPT_WINDOW) {
-            if (cli_parse_seconds(optarg, c == OPT_WINDOW ? &window_ns
-                                                          : &contended_ns)
-                == 0)
+        } else if (c == OPT_CONTENDED) {
+            if (cli_parse_seconds(optarg, &contended_ns) == 0)
                 continue;
             ret = cli_usage_error(usage, "bad time '%s' (seconds, e.g. "
                                   "1.5)", optarg);
-        } else if (c == OPT_MEMORY_LIMIT) {
-            if (cli_parse_size(optarg, &memory_limit) == 0)
-                continue;
-            ret = cli_usage_error(usage, "bad size '%s' (bytes, or with K, "
-                                  "M, G: 512M)", optarg);
         } else if (c == 'h') {
             fputs(usage, stdout);
             ret = CLI_OK;
@@ -113,8 +118,8 @@ int cmd_report(int argc, char **argv)
         .on_record = report_on_record,
         .arg = rp,
         .merge = 1,
-        .merge_window_ns = cli_merge_window(&in, window_ns),
-        .memory_limit = memory_limit,
+        .merge_window_ns = cli_merge_window(&in, decoding.window_ns),
+        .memory_limit = decoding.memory_limit,
     };
     int rc = flightrec_client_create(&client, &opt);
     if (rc != 0) {
@@ -122,6 +127,7 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     report_init(rp, client, contended_ns);
+    rp->symbols_wanted = symbols;
     have_report = 1;
     rp->input_name = in.name;
     rc = cli_decode(&in, client);

@@ -55,6 +55,7 @@ struct served {
     int32_t pid;
     int claimed;
     int active;
+    uint64_t maps_checked_ns;   /* fr_session_recording_every() */
 };
 
 static volatile sig_atomic_t serve_stop;
@@ -90,10 +91,16 @@ static int source_refresh(void *ctx, unsigned char **base)
     return 0;
 }
 
+static uint64_t monotonic_ns(void);
+
+/* A process that called exec records no more into its session: its stream
+ * ends as for one that exited.  Its maps are read every 100 ms at most (the
+ * server asks every period). */
 static int source_alive(void *ctx)
 {
     struct served *v = ctx;
-    return fr_session_alive(v->session.base);
+    return fr_session_recording_every(&v->session, monotonic_ns(),
+                                      &v->maps_checked_ns, 100000000u);
 }
 
 /* The current name of a live thread, from /proc (the region keeps the
@@ -188,8 +195,13 @@ static struct served *take_session(const char *arg, int quiet)
     const struct flightrec_region_process *p =
         (const void *)(v->session.base + header_of(v->session.base)->process_offset);
     v->pid = p->pid;
-    if (!fr_session_alive(v->session.base)) {
-        if (!quiet)
+    if (!fr_session_recording(&v->session)) {
+        if (!quiet && fr_session_alive(v->session.base))
+            cli_msg(CLI_ERROR, "process %d no longer records into this "
+                               "session (it called exec): nothing to serve "
+                               "(its last events: 'flightrec dump %d')",
+                    (int)v->pid, (int)v->pid);
+        else if (!quiet)
             cli_msg(CLI_ERROR, "process %d has exited: nothing to serve "
                                "(its last events: 'flightrec dump %d')",
                     (int)v->pid, (int)v->pid);
@@ -285,7 +297,7 @@ static void scan_sessions(struct fr_server *server, struct served_list *l)
         struct fr_session probe;
         if (fr_session_open(&probe, path, 0, message, sizeof(message)) != 0)
             continue;
-        int alive = fr_session_alive(probe.base);
+        int alive = fr_session_recording(&probe);
         fr_session_close(&probe);
         if (!alive)
             continue;

@@ -631,17 +631,14 @@ int cmd_stream(int argc, char **argv)
     char message[600];
     /* The pause adapts to how fast the rings fill (fr_poll_pause()). */
     uint64_t pause = FR_POLL_PAUSE_MAX_NS, last_pass = monotonic_ns();
-    uint64_t last_exec_check = 0;
+    uint64_t maps_checked_ns = 0;
     for (;;) {
         uint64_t pass = monotonic_ns();
         uint32_t fullest = 0;
-        int alive = fr_session_alive(s.base);
         /* A process that called exec ends its stream as one that died;
          * its maps are read at most every 100 ms (a pass can be 0.1 ms). */
-        if (alive && pass - last_exec_check >= 100000000u) {
-            last_exec_check = pass;
-            alive = fr_session_recording(&s);
-        }
+        int alive = fr_session_recording_every(&s, pass, &maps_checked_ns,
+                                               100000000u);
         if (remap_session(&s, message, sizeof(message)) != 0) {
             cli_msg(0, "%s", message);
             rc = -1;
@@ -687,7 +684,8 @@ static int remove_session(const char *path, int only_dead)
         cli_msg(0, "%s", cli_escape(safe, sizeof(safe), message));
         return -1;
     }
-    int alive = fr_session_alive(s.base);
+    /* A process that called exec no longer records into it: dead. */
+    int alive = fr_session_recording(&s);
     int pid = (int)process_of(s.base)->pid;
     fr_session_close(&s);
     if (alive) {

@@ -479,12 +479,11 @@ static void print_stats(struct stats_ctx *s, int json)
     free(t);
 }
 
-enum { OPT_JSON = 256, OPT_WINDOW, OPT_MEMORY_LIMIT };
+enum { OPT_JSON = 256 };
 
 static const struct option long_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
-    { "window", required_argument, NULL, OPT_WINDOW },
-    { "memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT },
+    CLI_DECODE_LONG_OPTIONS,
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -493,8 +492,7 @@ int cmd_stats(int argc, char **argv)
 {
     struct stats_ctx *s = calloc(1, sizeof(*s));
     struct cli_input in = { .fd = -1 };
-    uint64_t window_ns = FLIGHTREC_MERGE_WINDOW_AUTO;
-    uint64_t memory_limit = cli_memory_limit_default();
+    struct cli_decode_options decoding;
     int ret = CLI_FAIL;
     int json = 0;
     int c;
@@ -504,6 +502,7 @@ int cmd_stats(int argc, char **argv)
         cli_msg(CLI_ERROR, "%s", flightrec_strerror(FLIGHTREC_ENOMEM));
         return CLI_FAIL;
     }
+    cli_decode_options_init(&decoding);
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
@@ -511,20 +510,13 @@ int cmd_stats(int argc, char **argv)
             json = 1;
             continue;
         }
-        if (c == OPT_WINDOW) {
-            if (cli_parse_seconds(optarg, &window_ns) == 0)
-                continue;
-            ret = cli_usage_error(usage, "bad time '%s' (seconds, e.g. "
-                                  "1.5)", optarg);
-        } else if (c == OPT_MEMORY_LIMIT) {
-            if (cli_parse_size(optarg, &memory_limit) == 0)
-                continue;
-            ret = cli_usage_error(usage, "bad size '%s' (bytes, or with K, "
-                                  "M, G: 512M)", optarg);
-        } else if (c == 'h') {
+        int taken = cli_decode_option(&decoding, c, optarg, usage, &ret);
+        if (taken > 0)
+            continue;
+        if (taken == 0 && c == 'h') {
             fputs(usage, stdout);
             ret = CLI_OK;
-        } else {
+        } else if (taken == 0) {
             ret = cli_bad_option(c, argv, usage);
         }
         goto out;
@@ -544,8 +536,8 @@ int cmd_stats(int argc, char **argv)
         .on_record = on_record,
         .arg = s,
         .merge = !in.is_regular,
-        .merge_window_ns = cli_merge_window(&in, window_ns),
-        .memory_limit = memory_limit,
+        .merge_window_ns = cli_merge_window(&in, decoding.window_ns),
+        .memory_limit = decoding.memory_limit,
     };
     int rc = flightrec_client_create(&s->client, &opt);
     if (rc != 0) {

@@ -14,6 +14,9 @@
 
 #include "report.h"
 
+#include "cli.h"
+#include "convert-symbols.h"
+
 /*=====   Series   =====*/
 
 static void fold_one(struct rp_series *s, uint64_t v)
@@ -339,12 +342,35 @@ enum rp_span_edge report_span_edge(const struct report *rp,
 void report_span_name(const struct report *rp, uint64_t key, char *buf,
                       size_t size)
 {
+    const char *name;
     if (key & RP_SPAN_EVENT_KEY)
         snprintf(buf, size, "%s",
                  flightrec_client_event_name(rp->client,
                                              (uint32_t)(key & 1023u)));
+    else if ((name = rp->symbols != NULL ? fr_symbols_name(rp->symbols, key)
+                                          : NULL) != NULL)
+        snprintf(buf, size, "%s", name);
     else
         snprintf(buf, size, "function 0x%llx", (unsigned long long)key);
+}
+
+static void symbols_warn(void *arg, const char *message)
+{
+    (void)arg;
+    cli_msg(CLI_WARN, "%s", message);
+}
+
+/* The names of functions come from the objects the stream records. */
+static void start_symbols(struct report *rp)
+{
+    const struct flightrec_stream_info *info = flightrec_client_info(rp->client);
+    if (!rp->symbols_wanted || rp->symbols != NULL)
+        return;
+    rp->symbols = fr_symbols_create(
+        info->format != 0 ? FLIGHTREC_ITEM_SIZE(info->format) - 4 : 8,
+        symbols_warn, NULL);
+    if (rp->symbols == NULL)
+        rp->oom = 1;
 }
 
 /*=====   Lookups   =====*/
@@ -973,8 +999,12 @@ int report_on_record(const struct flightrec_record *r, void *arg)
     int timed = !(r->flags & FLIGHTREC_RECORD_UNTIMED);
     uint64_t ns = r->time_ns;
 
-    if (!rp->roles_ready)
+    if (!rp->roles_ready) {
         setup_roles(rp);
+        start_symbols(rp);
+    }
+    if (rp->symbols != NULL)
+        fr_symbols_record(rp->symbols, r);
     if (r->flags & FLIGHTREC_RECORD_LATE)
         rp->late++;
     if (timed) {
@@ -1218,6 +1248,8 @@ static void free_call_fd(void *val, void *arg)
 
 void report_free(struct report *rp)
 {
+    fr_symbols_destroy(rp->symbols);
+    rp->symbols = NULL;
     for (size_t i = 0; i < rp->thread_count; i++) {
         free(rp->thread_list[i]->timeline);
         free(rp->thread_list[i]->cpu_timeline);

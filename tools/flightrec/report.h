@@ -241,6 +241,11 @@ struct report {
     uint64_t lost[3];
     uint64_t loss_records;
 
+    /* Function names (FUNCTION_ENTRY/EXIT spans), from the recorded
+     * objects' files: set symbols_wanted before the first record. */
+    int symbols_wanted;
+    struct fr_symbols *symbols;
+
     /* Input. */
     const char *input_name;
     const char *input_error;      /**< the decoder's message, or NULL */
@@ -258,7 +263,9 @@ enum rp_span_edge { RP_SPAN_NONE = 0, RP_SPAN_BEGIN, RP_SPAN_END };
 enum rp_span_edge report_span_edge(const struct report *rp,
                                    const struct flightrec_record *record,
                                    uint64_t *key);
-/** The name of span @a key, for the tables. */
+/** The name of span @a key, for the tables: a function's name where the
+ * recorded objects name it (unless symbols_wanted is 0), else "function
+ * 0xADDRESS". */
 void report_span_name(const struct report *rp, uint64_t key, char *buf,
                       size_t size);
 

@@ -103,13 +103,10 @@ static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 static unsigned char drain_buffer[DRAIN_BUFFER];
 static int drain_fd = -1;
 static struct frw_sink drain_sink;
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* Names read from the system lately, for paced drains (a direct-mapped
  * cache by ring id; a collision only costs a read). */
-#ifndef FLIGHTREC_PORT_FIRMWARE
 #define NAME_CACHE_SLOTS 256u
-#else
-#define NAME_CACHE_SLOTS 1u /* little RAM, few threads */
-#endif
 struct name_cache_slot {
     const ring_t *ring;
     uint32_t owner_generation;
@@ -120,13 +117,16 @@ static struct name_cache_slot name_cache[NAME_CACHE_SLOTS];
 
 /* The fill of the fullest ring the last drain found (FR_FILL_SCALE: full). */
 static _Atomic uint32_t drain_fullest;
+#endif
 
 static void forget_stream(void)
 {
     drain_started = 0;
     drain_fd = -1;
     memset(drain_name_serial, 0, sizeof(drain_name_serial));
+#ifndef FLIGHTREC_PORT_FIRMWARE
     memset(name_cache, 0, sizeof(name_cache));
+#endif
 }
 
 void flightrec__drain_reset_after_fork(void)
@@ -166,6 +166,7 @@ void flightrec_drain_reset(void)
     flightrec__mutex_unlock(&drain_lock);
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* A live thread's rename shows in the next chunk of its ring (@max_age 0),
  * or in the first chunk a name read @max_age counter ticks after it
  * (paced drains: reading a name takes three system calls).  Only rings
@@ -191,6 +192,7 @@ static const uint32_t *drain_name(ring_t *ring, uint32_t words[4],
     memcpy(slot->words, words, sizeof(slot->words));
     return words;
 }
+#endif
 
 static int drain_with_names(int fd, uint64_t name_max_age);
 
@@ -199,12 +201,14 @@ int flightrec_drain(int fd)
     return drain_with_names(fd, 0);
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* For the preload library's drain thread: names up to 10 ms old. */
 FLIGHTREC_API int flightrec__drain_paced(int fd);
 int flightrec__drain_paced(int fd)
 {
     return drain_with_names(fd, flightrec_counter_frequency() / 100u);
 }
+#endif
 
 static int drain_with_names(int fd, uint64_t name_max_age)
 {
@@ -237,13 +241,16 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         drain_started = 1;
     }
     frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
+#ifndef FLIGHTREC_PORT_FIRMWARE
     uint32_t rewind_request, fullest = 0;
     uint64_t now = name_max_age != 0 ? flightrec_counter() : 0;
     int rewind = fr_rewind_requested(region_control(), &rewind_request);
+#endif
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
         if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
             FLIGHTREC_RING_FREE)
             continue;
+#ifndef FLIGHTREC_PORT_FIRMWARE
         if (rewind)
             fr_ring_rewind(ring);
         if (fr_ring_has_news(ring)) {
@@ -260,10 +267,21 @@ static int drain_with_names(int fd, uint64_t name_max_age)
             atomic_load_explicit(&ring->state, memory_order_acquire) ==
                 FLIGHTREC_RING_RETIRED)
             flightrec__registry_pair_read(ring_partner(ring));
+#else
+        /* No other process asks for rewinds, nothing paces the drains, the
+         * CPU's pair is never retired, and the CPU is named once when it
+         * attached (port_self_name()): the name in its rings is current. */
+        (void)name_max_age;
+        if (fr_ring_has_news(ring))
+            (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
+                                NULL);
+#endif
     }
+#ifndef FLIGHTREC_PORT_FIRMWARE
     if (rewind)
         fr_rewind_served(region_control(), rewind_request);
     atomic_store_explicit(&drain_fullest, fullest, memory_order_relaxed);
+#endif
     int rc = frw_sink_flush(&drain_sink);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
@@ -273,6 +291,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
     return rc;
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* For a thread that drains in a loop (the preload library's): the pause
  * before its next drain, as `flightrec stream` paces its passes
  * (fr_poll_pause(): the fullest ring found an eighth full). */
@@ -284,6 +303,7 @@ uint64_t flightrec__drain_pause(uint64_t pause_ns, uint64_t elapsed_ns)
                          atomic_load_explicit(&drain_fullest,
                                               memory_order_relaxed));
 }
+#endif
 
 int flightrec_rewind(void)
 {

@@ -38,9 +38,11 @@ static int name_event(uint32_t event, const char *name, int set_kind,
     if (set_kind)
         atomic_store_explicit(&names->kind[event], kind, memory_order_relaxed);
     atomic_fetch_add_explicit(&names->serial[event], 1, memory_order_release);
+#ifndef FLIGHTREC_PORT_FIRMWARE /* a firmware has no filter specs */
     char kept[4 * NAME_WORDS];
     flightrec__event_name_locked(event, kept, sizeof(kept));
     flightrec__filter_named_locked(event, kept);
+#endif
     flightrec__control_end(&hold);
     return 0;
 }

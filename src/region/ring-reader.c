@@ -50,10 +50,12 @@ struct identity {
     uintptr_t dropped_at_start;
     uint32_t mode;
     uint32_t mode_changes;
+#ifndef FLIGHTREC_PORT_FIRMWARE
     uint32_t previous_generation;
     struct owner previous;
     uintptr_t previous_events;
     uintptr_t previous_dropped;
+#endif
 };
 
 static void load_owner(struct owner *to,
@@ -83,6 +85,7 @@ static int read_identity(const ring_t *ring, struct identity *out)
             atomic_load_explicit(&ring->mode_changes, memory_order_relaxed);
         out->owner_generation = atomic_load_explicit(&ring->owner_generation,
                                                      memory_order_relaxed);
+#ifndef FLIGHTREC_PORT_FIRMWARE /* (fr_ring_drain()) */
         out->previous_generation = atomic_load_explicit(
             &ring->previous_generation, memory_order_relaxed);
         load_owner(&out->previous, &ring->previous);
@@ -90,6 +93,7 @@ static int read_identity(const ring_t *ring, struct identity *out)
                                                     memory_order_relaxed);
         out->previous_dropped = atomic_load_explicit(&ring->previous_dropped,
                                                      memory_order_relaxed);
+#endif
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&ring->generation, memory_order_relaxed) ==
             g) {
@@ -402,7 +406,9 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     if (id.owner_generation != reader_u32(&ring->reader_generation)) {
         /* A new owner.  If the ring was reused from one whose end we had
          * not read (or that we never read at all), report its losses under
-         * its own identity. */
+         * its own identity.  A firmware's rings have one owner ever (its
+         * registry reuses none): the first is the only new one. */
+#ifndef FLIGHTREC_PORT_FIRMWARE
         if (id.previous_generation != 0) {
             int followed =
                 id.previous_generation == reader_u32(&ring->reader_generation);
@@ -415,6 +421,7 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                 put_chunk_head(sink, ring, &id.previous, id.previous_events,
                                lost, dropped);
         }
+#endif
         atomic_store_explicit(&ring->reader_generation, id.owner_generation,
                               memory_order_relaxed);
         atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);

@@ -6,6 +6,8 @@
 #include "platform.h"
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include "../region/ring-reader.h"
 #ifndef FLIGHTREC_PORT_FIRMWARE
 #include "../region/session.h"
@@ -36,7 +38,7 @@ static int32_t ring_tid(const ring_t *ring)
 static int live_name(const ring_t *ring, uint32_t words[4])
 {
     char name[16];
-    if (atomic_load_explicit(&ring->state, memory_order_acquire) !=
+    if (FR_LOAD_ACQUIRE(&ring->state) !=
             FLIGHTREC_RING_LIVE ||
         flightrec__port_thread_name(ring_tid(ring), name) != 0)
         return -1;
@@ -61,7 +63,7 @@ int flightrec__dump_to(struct frw_sink *sink)
     frw_put_header(sink, region_header(), region_control());
     frw_put_event_names(sink, region_names(), NULL);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
-        if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
+        if (FR_LOAD_ACQUIRE(&ring->state) ==
             FLIGHTREC_RING_FREE)
             continue;
         uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
@@ -88,7 +90,7 @@ int flightrec_dump(int fd)
         return -ENOMEM;
     if (!atomic_exchange_explicit(&dump_buffer_busy, 1, memory_order_acquire)) {
         int rc = dump_with(fd, dump_buffer, sizeof(dump_buffer));
-        atomic_store_explicit(&dump_buffer_busy, 0, memory_order_release);
+        FR_STORE_RELEASE(&dump_buffer_busy, 0);
         return rc;
     }
     unsigned char buf[DUMP_STACK_BUFFER];
@@ -175,11 +177,10 @@ static const uint32_t *drain_name(ring_t *ring, uint32_t words[4],
                                   uint64_t now, uint64_t max_age)
 {
     struct name_cache_slot *slot = &name_cache[ring->id % NAME_CACHE_SLOTS];
-    uint32_t generation = atomic_load_explicit(&ring->owner_generation,
-                                               memory_order_acquire);
+    uint32_t generation = FR_LOAD_ACQUIRE(&ring->owner_generation);
     if (max_age != 0 && slot->ring == ring &&
         slot->owner_generation == generation && now - slot->read_at < max_age &&
-        atomic_load_explicit(&ring->state, memory_order_acquire) ==
+        FR_LOAD_ACQUIRE(&ring->state) ==
             FLIGHTREC_RING_LIVE) {
         memcpy(words, slot->words, sizeof(slot->words));
         return words;
@@ -247,7 +248,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
     int rewind = fr_rewind_requested(region_control(), &rewind_request);
 #endif
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
-        if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
+        if (FR_LOAD_ACQUIRE(&ring->state) ==
             FLIGHTREC_RING_FREE)
             continue;
 #ifndef FLIGHTREC_PORT_FIRMWARE
@@ -264,7 +265,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         /* The signal ring comes after its thread ring in the list: with
          * both read, an exited thread's pair may go back to the pool. */
         if (ring->context == 1 &&
-            atomic_load_explicit(&ring->state, memory_order_acquire) ==
+            FR_LOAD_ACQUIRE(&ring->state) ==
                 FLIGHTREC_RING_RETIRED)
             flightrec__registry_pair_read(ring_partner(ring));
 #else

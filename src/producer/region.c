@@ -9,6 +9,8 @@
 #include "platform.h"
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <string.h>
 
 unsigned char *flightrec__region_base;
@@ -166,7 +168,7 @@ void flightrec__region_publish_control(const uint32_t *filter, int running,
                               memory_order_relaxed);
     }
     atomic_store_explicit(&c->running, running != 0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->generation, 1, memory_order_release);
+    FR_FETCH_ADD_RELEASE(&c->generation, 1);
 }
 
 void flightrec__region_publish_settings(const struct flightrec_settings *s)

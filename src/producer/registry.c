@@ -28,6 +28,8 @@
 #include "platform.h"
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -159,8 +161,7 @@ static void ring_link(ring_t *ring)
     uint64_t first = atomic_load_explicit(&h->ring_list, memory_order_relaxed);
     atomic_store_explicit(&ring->next_offset, first, memory_order_relaxed);
     /* Release: a reader that finds the ring finds it initialised. */
-    atomic_store_explicit(&h->ring_list, ring_offset(ring),
-                          memory_order_release);
+    FR_STORE_RELEASE(&h->ring_list, ring_offset(ring));
 }
 
 /* A new pair after the last one; NULL when the region is full. */
@@ -266,17 +267,17 @@ static uintptr_t owner_dropped(const ring_t *ring)
 static int ring_fully_read(const ring_t *ring)
 {
     uint32_t generation =
-        atomic_load_explicit(&ring->owner_generation, memory_order_acquire);
-    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+        FR_LOAD_ACQUIRE(&ring->owner_generation);
+    uintptr_t head = FR_LOAD_ACQUIRE(&ring->head);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
     uint32_t previous = atomic_load_explicit(&ring->previous_generation,
                                              memory_order_relaxed);
     if (head == start && owner_dropped(ring) == 0 && previous == 0)
         return 1; /* nothing to report, ever */
-    if (atomic_load_explicit(&ring->reader_generation, memory_order_acquire) !=
+    if (FR_LOAD_ACQUIRE(&ring->reader_generation) !=
         generation)
         return 0;
-    return atomic_load_explicit(&ring->tail, memory_order_acquire) == head &&
+    return FR_LOAD_ACQUIRE(&ring->tail) == head &&
            atomic_load_explicit(&ring->reader_dropped, memory_order_relaxed) ==
                owner_dropped(ring);
 }
@@ -320,14 +321,13 @@ static uint32_t identity_begin(ring_t *ring)
         atomic_load_explicit(&ring->generation, memory_order_relaxed);
     atomic_store_explicit(&ring->generation, generation + 1,
                           memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    FR_FENCE_RELEASE();
     return generation;
 }
 
 static void identity_end(ring_t *ring, uint32_t generation)
 {
-    atomic_store_explicit(&ring->generation, generation + 2,
-                          memory_order_release);
+    FR_STORE_RELEASE(&ring->generation, generation + 2);
 }
 
 /* Gives @ring to a new owner.  With @keep_previous, the owner it takes
@@ -528,8 +528,7 @@ static void on_thread_exit(void *arg)
         return; /* cannot happen: exit is not a handler */
     atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_RETIRED,
                           memory_order_release);
-    atomic_store_explicit(&ring->state, FLIGHTREC_RING_RETIRED,
-                          memory_order_release);
+    FR_STORE_RELEASE(&ring->state, FLIGHTREC_RING_RETIRED);
     if (pair_fully_read(ring))
         free_push(ring, FLIGHTREC_RING_RETIRED);
     else

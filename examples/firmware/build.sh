@@ -35,11 +35,21 @@ cflags="-mcpu=$cpu -mthumb -mfloat-abi=soft -std=c11 -Os -g -ffreestanding
 sources="$core examples/firmware/port-cortexm.c"
 [ "$what" = demo ] &&
     sources="$sources examples/firmware/startup-mps2.c examples/firmware/demo.c"
+# The core with -fbuiltin after -ffreestanding: copies of a few constant
+# bytes (items, names) are inlined instead of calls to the port's memcpy,
+# and what is called stays the port's.  Not the port itself: its own
+# memcpy and memset loops would become calls to themselves.
+# shellcheck disable=SC2086
+core_words=$(echo $core)
 objects=""
 for source in $sources; do
     object="$build/$(basename "$source" .c).o"
+    case " $core_words " in
+    *" $source "*) builtins=-fbuiltin ;;
+    *) builtins= ;;
+    esac
     # shellcheck disable=SC2086
-    $CC $cflags -c "$root/$source" -o "$object"
+    $CC $cflags $builtins -c "$root/$source" -o "$object"
     objects="$objects $object"
 done
 if [ "$what" = demo ]; then

@@ -6,6 +6,8 @@
 #include "platform.h"
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include "../region/ring-reader.h"
 #ifndef FLIGHTREC_PORT_FIRMWARE
 #include "../region/session.h"
@@ -36,7 +38,7 @@ static int32_t ring_tid(const ring_t *ring)
 static int live_name(const ring_t *ring, uint32_t words[4])
 {
     char name[16];
-    if (atomic_load_explicit(&ring->state, memory_order_acquire) !=
+    if (FR_LOAD_ACQUIRE(&ring->state) !=
             FLIGHTREC_RING_LIVE ||
         flightrec__port_thread_name(ring_tid(ring), name) != 0)
         return -1;
@@ -61,7 +63,7 @@ int flightrec__dump_to(struct frw_sink *sink)
     frw_put_header(sink, region_header(), region_control());
     frw_put_event_names(sink, region_names(), NULL);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
-        if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
+        if (FR_LOAD_ACQUIRE(&ring->state) ==
             FLIGHTREC_RING_FREE)
             continue;
         uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
@@ -88,7 +90,7 @@ int flightrec_dump(int fd)
         return -ENOMEM;
     if (!atomic_exchange_explicit(&dump_buffer_busy, 1, memory_order_acquire)) {
         int rc = dump_with(fd, dump_buffer, sizeof(dump_buffer));
-        atomic_store_explicit(&dump_buffer_busy, 0, memory_order_release);
+        FR_STORE_RELEASE(&dump_buffer_busy, 0);
         return rc;
     }
     unsigned char buf[DUMP_STACK_BUFFER];
@@ -103,13 +105,10 @@ static uint32_t drain_name_serial[FLIGHTREC_EVENT_COUNT];
 static unsigned char drain_buffer[DRAIN_BUFFER];
 static int drain_fd = -1;
 static struct frw_sink drain_sink;
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* Names read from the system lately, for paced drains (a direct-mapped
  * cache by ring id; a collision only costs a read). */
-#ifndef FLIGHTREC_PORT_FIRMWARE
 #define NAME_CACHE_SLOTS 256u
-#else
-#define NAME_CACHE_SLOTS 1u /* little RAM, few threads */
-#endif
 struct name_cache_slot {
     const ring_t *ring;
     uint32_t owner_generation;
@@ -120,13 +119,16 @@ static struct name_cache_slot name_cache[NAME_CACHE_SLOTS];
 
 /* The fill of the fullest ring the last drain found (FR_FILL_SCALE: full). */
 static _Atomic uint32_t drain_fullest;
+#endif
 
 static void forget_stream(void)
 {
     drain_started = 0;
     drain_fd = -1;
     memset(drain_name_serial, 0, sizeof(drain_name_serial));
+#ifndef FLIGHTREC_PORT_FIRMWARE
     memset(name_cache, 0, sizeof(name_cache));
+#endif
 }
 
 void flightrec__drain_reset_after_fork(void)
@@ -166,6 +168,7 @@ void flightrec_drain_reset(void)
     flightrec__mutex_unlock(&drain_lock);
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* A live thread's rename shows in the next chunk of its ring (@max_age 0),
  * or in the first chunk a name read @max_age counter ticks after it
  * (paced drains: reading a name takes three system calls).  Only rings
@@ -174,11 +177,10 @@ static const uint32_t *drain_name(ring_t *ring, uint32_t words[4],
                                   uint64_t now, uint64_t max_age)
 {
     struct name_cache_slot *slot = &name_cache[ring->id % NAME_CACHE_SLOTS];
-    uint32_t generation = atomic_load_explicit(&ring->owner_generation,
-                                               memory_order_acquire);
+    uint32_t generation = FR_LOAD_ACQUIRE(&ring->owner_generation);
     if (max_age != 0 && slot->ring == ring &&
         slot->owner_generation == generation && now - slot->read_at < max_age &&
-        atomic_load_explicit(&ring->state, memory_order_acquire) ==
+        FR_LOAD_ACQUIRE(&ring->state) ==
             FLIGHTREC_RING_LIVE) {
         memcpy(words, slot->words, sizeof(slot->words));
         return words;
@@ -191,6 +193,7 @@ static const uint32_t *drain_name(ring_t *ring, uint32_t words[4],
     memcpy(slot->words, words, sizeof(slot->words));
     return words;
 }
+#endif
 
 static int drain_with_names(int fd, uint64_t name_max_age);
 
@@ -199,12 +202,14 @@ int flightrec_drain(int fd)
     return drain_with_names(fd, 0);
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* For the preload library's drain thread: names up to 10 ms old. */
 FLIGHTREC_API int flightrec__drain_paced(int fd);
 int flightrec__drain_paced(int fd)
 {
     return drain_with_names(fd, flightrec_counter_frequency() / 100u);
 }
+#endif
 
 static int drain_with_names(int fd, uint64_t name_max_age)
 {
@@ -237,13 +242,16 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         drain_started = 1;
     }
     frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
+#ifndef FLIGHTREC_PORT_FIRMWARE
     uint32_t rewind_request, fullest = 0;
     uint64_t now = name_max_age != 0 ? flightrec_counter() : 0;
     int rewind = fr_rewind_requested(region_control(), &rewind_request);
+#endif
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
-        if (atomic_load_explicit(&ring->state, memory_order_acquire) ==
+        if (FR_LOAD_ACQUIRE(&ring->state) ==
             FLIGHTREC_RING_FREE)
             continue;
+#ifndef FLIGHTREC_PORT_FIRMWARE
         if (rewind)
             fr_ring_rewind(ring);
         if (fr_ring_has_news(ring)) {
@@ -257,13 +265,24 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         /* The signal ring comes after its thread ring in the list: with
          * both read, an exited thread's pair may go back to the pool. */
         if (ring->context == 1 &&
-            atomic_load_explicit(&ring->state, memory_order_acquire) ==
+            FR_LOAD_ACQUIRE(&ring->state) ==
                 FLIGHTREC_RING_RETIRED)
             flightrec__registry_pair_read(ring_partner(ring));
+#else
+        /* No other process asks for rewinds, nothing paces the drains, the
+         * CPU's pair is never retired, and the CPU is named once when it
+         * attached (port_self_name()): the name in its rings is current. */
+        (void)name_max_age;
+        if (fr_ring_has_news(ring))
+            (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
+                                NULL);
+#endif
     }
+#ifndef FLIGHTREC_PORT_FIRMWARE
     if (rewind)
         fr_rewind_served(region_control(), rewind_request);
     atomic_store_explicit(&drain_fullest, fullest, memory_order_relaxed);
+#endif
     int rc = frw_sink_flush(&drain_sink);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
@@ -273,6 +292,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
     return rc;
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
 /* For a thread that drains in a loop (the preload library's): the pause
  * before its next drain, as `flightrec stream` paces its passes
  * (fr_poll_pause(): the fullest ring found an eighth full). */
@@ -284,6 +304,7 @@ uint64_t flightrec__drain_pause(uint64_t pause_ns, uint64_t elapsed_ns)
                          atomic_load_explicit(&drain_fullest,
                                               memory_order_relaxed));
 }
+#endif
 
 int flightrec_rewind(void)
 {

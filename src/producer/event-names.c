@@ -3,6 +3,8 @@
  * which the stream carries and readers outside the process see. */
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <errno.h>
 
 #define NAME_WORDS FLIGHTREC_REGION_EVENT_NAME_WORDS   /* 64 bytes */
@@ -37,10 +39,12 @@ static int name_event(uint32_t event, const char *name, int set_kind,
                               memory_order_relaxed);
     if (set_kind)
         atomic_store_explicit(&names->kind[event], kind, memory_order_relaxed);
-    atomic_fetch_add_explicit(&names->serial[event], 1, memory_order_release);
+    FR_FETCH_ADD_RELEASE(&names->serial[event], 1);
+#ifndef FLIGHTREC_PORT_FIRMWARE /* a firmware has no filter specs */
     char kept[4 * NAME_WORDS];
     flightrec__event_name_locked(event, kept, sizeof(kept));
     flightrec__filter_named_locked(event, kept);
+#endif
     flightrec__control_end(&hold);
     return 0;
 }
@@ -94,8 +98,7 @@ uint32_t flightrec__event_name_words(uint32_t event, uint32_t *words)
     if (flightrec__region_base == NULL)
         return 0;
     struct flightrec_region_names *names = region_names();
-    uint32_t serial = atomic_load_explicit(&names->serial[event],
-                                           memory_order_acquire);
+    uint32_t serial = FR_LOAD_ACQUIRE(&names->serial[event]);
     if (serial == 0)
         return 0;
     for (size_t i = 0; i < NAME_WORDS; i++)

@@ -9,6 +9,8 @@
 #include "platform.h"
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <string.h>
 
 unsigned char *flightrec__region_base;
@@ -57,9 +59,11 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     unsigned char *base = flightrec__port_region_reserve(&size);
     if (base == NULL || size < fixed)
         return -1;
-    /* A session file, unless FLIGHTREC_SHM=0 or it cannot be had (then
-     * private memory, said once). */
     struct flightrec_region_process process;
+#ifndef FLIGHTREC_PORT_FIRMWARE
+    /* A session file, unless FLIGHTREC_SHM=0 or it cannot be had (then
+     * private memory, said once).  A firmware's region is its own memory,
+     * read over its console: the port fills in the process block only. */
     char message[300];
     message[0] = '\0';
     if (flightrec__port_region_share(base, fixed, &process, message,
@@ -74,6 +78,11 @@ int flightrec__region_create(const struct flightrec_settings *settings)
                 line[n++] = *p;
         flightrec__port_message(line, n);
     }
+#else
+    char no_message[1];
+    (void)flightrec__port_region_share(base, fixed, &process, no_message,
+                                       sizeof(no_message));
+#endif
 
     struct flightrec_region_header *h = (void *)base;
     h->magic = FLIGHTREC_REGION_MAGIC;
@@ -135,10 +144,12 @@ int flightrec__region_create(const struct flightrec_settings *settings)
             atomic_load_explicit(&flightrec__control_page.filter[i],
                                  memory_order_relaxed),
             memory_order_relaxed);
+#ifndef FLIGHTREC_PORT_FIRMWARE /* no other process to share it with */
     if (flightrec__port_hot_share(&flightrec__control_page,
                                   sizeof(flightrec__control_page),
                                   hot_at) == 0)
         h->flags |= FLIGHTREC_REGION_HOT_SHARED;
+#endif
     flightrec__region_base = base;
     return 0;
 }
@@ -157,7 +168,7 @@ void flightrec__region_publish_control(const uint32_t *filter, int running,
                               memory_order_relaxed);
     }
     atomic_store_explicit(&c->running, running != 0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->generation, 1, memory_order_release);
+    FR_FETCH_ADD_RELEASE(&c->generation, 1);
 }
 
 void flightrec__region_publish_settings(const struct flightrec_settings *s)

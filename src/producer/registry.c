@@ -28,16 +28,33 @@
 #include "platform.h"
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <errno.h>
 #include <string.h>
 
-static _Atomic int registry_lock;
+/* A firmware (FLIGHTREC_PORT_FIRMWARE) has one recording thread, the CPU,
+ * which never exits nor forks: it takes one pair at its first event and
+ * keeps it, so the free list, the retired queue, the previous owners'
+ * accounting, the region's growth and the fork and cleanup paths are
+ * hosted only.  Its lock is the held mark alone: one CPU whose tasks
+ * switch cooperatively (never inside the registry), and an interrupt that
+ * finds the mark set gives up as a handler does. */
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+#define REUSES_PAIRS 0
+#else
+#define REUSES_PAIRS 1
+#endif
+
 static FLIGHTREC__THREAD_LOCAL volatile int registry_held;   /* by this thread */
+#if REUSES_PAIRS
+static _Atomic int registry_lock;
 static uint64_t free_list;          /* thread rings, via list_next */
 static uint64_t retired_oldest, retired_newest;
 static uint32_t retired_count;
 static uint64_t retire_counter;
 static _Atomic int out_of_memory_said;
+#endif
 /* Pairs looked at by attaches, in all: tests check that an attach looks at
  * a constant number whatever the number of rings. */
 uint64_t flightrec__attach_steps;
@@ -74,6 +91,7 @@ static int lock(void)
      * of this thread never spins on a lock its own thread holds. */
     registry_held = 1;
     atomic_signal_fence(memory_order_seq_cst);
+#if REUSES_PAIRS
     int expected = 0;
     while (!atomic_compare_exchange_weak_explicit(
         &registry_lock, &expected, 1, memory_order_acquire,
@@ -81,17 +99,22 @@ static int lock(void)
         expected = 0;
         flightrec__port_yield();
     }
+#endif
     return 0;
 }
 
+#if REUSES_PAIRS
 int flightrec__registry_busy(void)
 {
     return atomic_load_explicit(&registry_lock, memory_order_acquire);
 }
+#endif
 
 static void unlock(void)
 {
+#if REUSES_PAIRS
     atomic_store_explicit(&registry_lock, 0, memory_order_release);
+#endif
     atomic_signal_fence(memory_order_seq_cst);
     registry_held = 0;
 }
@@ -138,8 +161,7 @@ static void ring_link(ring_t *ring)
     uint64_t first = atomic_load_explicit(&h->ring_list, memory_order_relaxed);
     atomic_store_explicit(&ring->next_offset, first, memory_order_relaxed);
     /* Release: a reader that finds the ring finds it initialised. */
-    atomic_store_explicit(&h->ring_list, ring_offset(ring),
-                          memory_order_release);
+    FR_STORE_RELEASE(&h->ring_list, ring_offset(ring));
 }
 
 /* A new pair after the last one; NULL when the region is full. */
@@ -149,10 +171,13 @@ static ring_t *pair_create(const struct flightrec_settings *s)
     size_t main_bytes = ring_bytes(s->items);
     size_t total = pair_bytes(main_bytes + ring_bytes(s->signal_items));
     uint64_t used = atomic_load_explicit(&h->used, memory_order_relaxed);
-    if (total > h->region_size || used > h->region_size - total ||
-        flightrec__port_region_grow(flightrec__region_base, (size_t)used,
+    if (total > h->region_size || used > h->region_size - total)
+        return NULL;
+#if REUSES_PAIRS /* a firmware's region is all there from the start */
+    if (flightrec__port_region_grow(flightrec__region_base, (size_t)used,
                                     (size_t)(used + total)) != 0)
         return NULL;
+#endif
     ring_t *main_ring = ring_at(used);
     ring_t *signal_ring = ring_at(used + main_bytes);
     atomic_store_explicit(&h->used, used + total, memory_order_relaxed);
@@ -160,13 +185,16 @@ static ring_t *pair_create(const struct flightrec_settings *s)
     ring_init(signal_ring, s->signal_items, 1, flightrec__current_mode());
     main_ring->partner_offset = ring_offset(signal_ring);
     signal_ring->partner_offset = ring_offset(main_ring);
+#if REUSES_PAIRS
     if (s->prefault)
         flightrec__port_region_prefault(main_ring, total);
+#endif
     ring_link(signal_ring);
     ring_link(main_ring);
     return main_ring;
 }
 
+#if REUSES_PAIRS
 static int pair_fits(const ring_t *ring, const struct flightrec_settings *s)
 {
     return ring->capacity == s->items &&
@@ -239,17 +267,17 @@ static uintptr_t owner_dropped(const ring_t *ring)
 static int ring_fully_read(const ring_t *ring)
 {
     uint32_t generation =
-        atomic_load_explicit(&ring->owner_generation, memory_order_acquire);
-    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+        FR_LOAD_ACQUIRE(&ring->owner_generation);
+    uintptr_t head = FR_LOAD_ACQUIRE(&ring->head);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
     uint32_t previous = atomic_load_explicit(&ring->previous_generation,
                                              memory_order_relaxed);
     if (head == start && owner_dropped(ring) == 0 && previous == 0)
         return 1; /* nothing to report, ever */
-    if (atomic_load_explicit(&ring->reader_generation, memory_order_acquire) !=
+    if (FR_LOAD_ACQUIRE(&ring->reader_generation) !=
         generation)
         return 0;
-    return atomic_load_explicit(&ring->tail, memory_order_acquire) == head &&
+    return FR_LOAD_ACQUIRE(&ring->tail) == head &&
            atomic_load_explicit(&ring->reader_dropped, memory_order_relaxed) ==
                owner_dropped(ring);
 }
@@ -258,6 +286,7 @@ static int pair_fully_read(const ring_t *ring)
 {
     return ring_fully_read(ring) && ring_fully_read(ring_partner(ring));
 }
+#endif /* REUSES_PAIRS */
 
 /*=====   Identity   =====*/
 
@@ -269,6 +298,7 @@ static void store_name(struct flightrec_region_owner *owner, const char *name)
         atomic_store_explicit(&owner->name[i], words[i], memory_order_relaxed);
 }
 
+#if REUSES_PAIRS
 static void copy_owner(struct flightrec_region_owner *to,
                        const struct flightrec_region_owner *from)
 {
@@ -281,6 +311,7 @@ static void copy_owner(struct flightrec_region_owner *to,
             atomic_load_explicit(&from->name[i], memory_order_relaxed),
             memory_order_relaxed);
 }
+#endif
 
 /* Identity changes happen between two generation steps (odd meanwhile), so
  * a reader copies a consistent identity or tries again. */
@@ -290,14 +321,13 @@ static uint32_t identity_begin(ring_t *ring)
         atomic_load_explicit(&ring->generation, memory_order_relaxed);
     atomic_store_explicit(&ring->generation, generation + 1,
                           memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    FR_FENCE_RELEASE();
     return generation;
 }
 
 static void identity_end(ring_t *ring, uint32_t generation)
 {
-    atomic_store_explicit(&ring->generation, generation + 2,
-                          memory_order_release);
+    FR_STORE_RELEASE(&ring->generation, generation + 2);
 }
 
 /* Gives @ring to a new owner.  With @keep_previous, the owner it takes
@@ -308,6 +338,7 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
 {
     uint32_t generation = identity_begin(ring);
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+#if REUSES_PAIRS
     if (keep_previous) {
         /* The snapshot kept from the owner before the outgoing one is
          * about to go: if a reader follows this ring and has not reported
@@ -359,6 +390,9 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
         atomic_store_explicit(&ring->previous_generation, 0,
                               memory_order_relaxed);
     }
+#else
+    (void)keep_previous; /* a firmware's pair has one owner, ever */
+#endif
     atomic_store_explicit(&ring->owner.tid, tid, memory_order_relaxed);
     store_name(&ring->owner, name);
     atomic_store_explicit(&ring->start, head, memory_order_relaxed);
@@ -375,6 +409,7 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
     identity_end(ring, generation);
 }
 
+#if REUSES_PAIRS
 static void rename_owner(ring_t *ring, const char *name)
 {
     uint32_t generation = identity_begin(ring);
@@ -415,6 +450,7 @@ static ring_t *acquire_pair(const struct flightrec_settings *s,
 }
 
 static void on_thread_exit(void *arg);
+#endif /* REUSES_PAIRS */
 
 int flightrec__attach(void)
 {
@@ -430,8 +466,12 @@ int flightrec__attach(void)
     const struct flightrec_settings *s = flightrec__settings();
     if (lock() != 0)
         return -EAGAIN;
-    int from_retired;
+    int from_retired = 0;
+#if REUSES_PAIRS
     ring_t *ring = acquire_pair(s, &from_retired);
+#else
+    ring_t *ring = pair_create(s);
+#endif
     if (ring != NULL) {
         atomic_store_explicit(&ring->state, FLIGHTREC_RING_LIVE,
                               memory_order_relaxed);
@@ -440,6 +480,7 @@ int flightrec__attach(void)
     }
     unlock();
     if (ring == NULL) {
+#if REUSES_PAIRS
         if (!atomic_exchange_explicit(&out_of_memory_said, 1,
                                       memory_order_relaxed)) {
             static const char text[] =
@@ -447,6 +488,9 @@ int flightrec__attach(void)
                 "thread's rings; its events are counted as lost\n";
             flightrec__port_message(text, sizeof(text) - 1);
         }
+#endif
+        /* A firmware's region is sized at build time for its one pair:
+         * its loss shows in the stream (lost without a ring). */
         return -ENOMEM;
     }
     int32_t tid = flightrec__port_thread_id();
@@ -456,9 +500,15 @@ int flightrec__attach(void)
     set_owner(ring, tid, name, from_retired);
     set_owner(ring_partner(ring), tid, name, from_retired);
     flightrec__self_bind(ring, ring_partner(ring));
+#if REUSES_PAIRS
     (void)flightrec__port_on_thread_exit(ring);
+#endif
     return 0;
 }
+
+/* Thread exit, reuse, fork and cleanup, to the end of the file: hosted
+ * only. */
+#if REUSES_PAIRS
 
 static void on_thread_exit(void *arg)
 {
@@ -478,8 +528,7 @@ static void on_thread_exit(void *arg)
         return; /* cannot happen: exit is not a handler */
     atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_RETIRED,
                           memory_order_release);
-    atomic_store_explicit(&ring->state, FLIGHTREC_RING_RETIRED,
-                          memory_order_release);
+    FR_STORE_RELEASE(&ring->state, FLIGHTREC_RING_RETIRED);
     if (pair_fully_read(ring))
         free_push(ring, FLIGHTREC_RING_RETIRED);
     else
@@ -716,3 +765,4 @@ void flightrec__registry_cleanup(void)
     lists_rebuild(NULL, 1);
     unlock();
 }
+#endif /* REUSES_PAIRS */

@@ -121,15 +121,18 @@ static inline struct flightrec_region_header *region_header(void)
     return (struct flightrec_region_header *)(void *)flightrec__region_base;
 }
 
+/* Offsets are 64-bit words in the region, but this process's region lies
+ * in its address space: a word-sized offset does (32-bit CPUs then need no
+ * 64-bit arithmetic for them). */
 static inline ring_t *ring_at(uint64_t offset)
 {
-    return offset == 0 ? NULL
-                       : (ring_t *)(void *)(flightrec__region_base + offset);
+    uintptr_t at = (uintptr_t)offset;
+    return at == 0 ? NULL : (ring_t *)(void *)(flightrec__region_base + at);
 }
 
-static inline uint64_t ring_offset(const ring_t *ring)
+static inline uintptr_t ring_offset(const ring_t *ring)
 {
-    return (uint64_t)((const unsigned char *)ring - flightrec__region_base);
+    return (uintptr_t)((const unsigned char *)ring - flightrec__region_base);
 }
 
 static inline ring_t *ring_partner(const ring_t *ring)

@@ -7,7 +7,9 @@
 #include "runtime.h"
 
 static struct flightrec_timebase timebase;
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
 static uint64_t monotonic_at_base;      /* monotonic ns at base */
+#endif
 static _Atomic uint64_t frequency_cache;
 
 #if !defined(FLIGHTREC_PORT_COUNTER) && !defined(__x86_64__) && \
@@ -18,6 +20,7 @@ uint64_t flightrec__counter_fallback(void)
 }
 #endif
 
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
 /* Reads the counter between two monotonic clock reads; returns the clock
  * at the middle.  Taking the closest of a few tries keeps the error of a
  * pair within tens of nanoseconds. */
@@ -37,13 +40,22 @@ static uint64_t counter_and_clock(uint64_t *counter)
     }
     return best_clock;
 }
+#endif
 
 void flightrec__timebase_init(void)
 {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* No monotonic clock to pair the counter with (a firmware port's reads
+     * 0) and a counter whose frequency the port states: uptime 0 is now,
+     * at the port's wall-clock time. */
+    timebase.base = flightrec_counter();
+    timebase.realtime_ns = flightrec__port_realtime_ns();
+#else
     monotonic_at_base = counter_and_clock(&timebase.base);
     uint64_t realtime = flightrec__port_realtime_ns();
     uint64_t monotonic = flightrec__port_monotonic_ns();
     timebase.realtime_ns = realtime - (monotonic - monotonic_at_base);
+#endif
 }
 
 const struct flightrec_timebase *flightrec__timebase(void)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "ring-reader.h"
+#include "order.h"
 
 #include <flightrec.h>
 
@@ -50,10 +51,12 @@ struct identity {
     uintptr_t dropped_at_start;
     uint32_t mode;
     uint32_t mode_changes;
+#ifndef FLIGHTREC_PORT_FIRMWARE
     uint32_t previous_generation;
     struct owner previous;
     uintptr_t previous_events;
     uintptr_t previous_dropped;
+#endif
 };
 
 static void load_owner(struct owner *to,
@@ -69,8 +72,7 @@ static void load_owner(struct owner *to,
 static int read_identity(const ring_t *ring, struct identity *out)
 {
     for (int attempt = 0; attempt < IDENTITY_TRIES; attempt++) {
-        uint32_t g = atomic_load_explicit(&ring->generation,
-                                          memory_order_acquire);
+        uint32_t g = FR_LOAD_ACQUIRE(&ring->generation);
         if (g & 1u)
             continue;
         load_owner(&out->owner, &ring->owner);
@@ -78,11 +80,12 @@ static int read_identity(const ring_t *ring, struct identity *out)
         out->dropped_at_start = atomic_load_explicit(&ring->dropped_at_start,
                                                      memory_order_relaxed);
         /* The mode, then its change count (stepped before each change). */
-        out->mode = atomic_load_explicit(&ring->mode, memory_order_acquire);
+        out->mode = FR_LOAD_ACQUIRE(&ring->mode);
         out->mode_changes =
             atomic_load_explicit(&ring->mode_changes, memory_order_relaxed);
         out->owner_generation = atomic_load_explicit(&ring->owner_generation,
                                                      memory_order_relaxed);
+#ifndef FLIGHTREC_PORT_FIRMWARE /* (fr_ring_drain()) */
         out->previous_generation = atomic_load_explicit(
             &ring->previous_generation, memory_order_relaxed);
         load_owner(&out->previous, &ring->previous);
@@ -90,7 +93,8 @@ static int read_identity(const ring_t *ring, struct identity *out)
                                                     memory_order_relaxed);
         out->previous_dropped = atomic_load_explicit(&ring->previous_dropped,
                                                      memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
+#endif
+        FR_FENCE_ACQUIRE();
         if (atomic_load_explicit(&ring->generation, memory_order_relaxed) ==
             g) {
             out->generation = g;
@@ -104,7 +108,7 @@ static int read_identity(const ring_t *ring, struct identity *out)
  * not change the owner). */
 static int same_owner(const ring_t *ring, const struct identity *id)
 {
-    atomic_thread_fence(memory_order_acquire);
+    FR_FENCE_ACQUIRE();
     return atomic_load_explicit(&ring->owner_generation,
                                 memory_order_relaxed) == id->owner_generation;
 }
@@ -127,14 +131,13 @@ static uintptr_t head_and_recorder_items(const ring_t *ring, uintptr_t *head)
 {
     uintptr_t count = 0;
     for (int attempt = 0; attempt < IDENTITY_TRIES; attempt++) {
-        uint32_t s1 = atomic_load_explicit(&ring->sync_seq,
-                                           memory_order_acquire);
-        *head = atomic_load_explicit(&ring->head, memory_order_acquire);
+        uint32_t s1 = FR_LOAD_ACQUIRE(&ring->sync_seq);
+        *head = FR_LOAD_ACQUIRE(&ring->head);
         const struct flightrec_region_recorder *r = &ring->recorder[s1 & 1u];
         count = atomic_load_explicit(&r->total, memory_order_relaxed);
         uintptr_t at = atomic_load_explicit(&r->last_at, memory_order_relaxed);
         uint32_t n = atomic_load_explicit(&r->last_count, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
+        FR_FENCE_ACQUIRE();
         uint32_t s2 = atomic_load_explicit(&ring->sync_seq,
                                            memory_order_relaxed);
         if (!before(at, *head))
@@ -155,12 +158,11 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
      * so before it overwrites anything, so a copy validated after that
      * sees the flight bound; the change count catches a change and back. */
     if (id->mode == FLIGHTREC_MODE_DISCARD &&
-        atomic_load_explicit(&ring->mode, memory_order_acquire) ==
+        FR_LOAD_ACQUIRE(&ring->mode) ==
             FLIGHTREC_MODE_DISCARD &&
         atomic_load_explicit(&ring->mode_changes, memory_order_relaxed) ==
             id->mode_changes) {
-        uintptr_t tail = atomic_load_explicit(&ring->tail,
-                                              memory_order_acquire);
+        uintptr_t tail = FR_LOAD_ACQUIRE(&ring->tail);
         uintptr_t bound = later(tail, id->start);
         /* Never more than a ring back, whatever a damaged region says. */
         if (head - bound > (uintptr_t)ring->capacity)
@@ -173,7 +175,7 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
 
 static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
 {
-    atomic_thread_fence(memory_order_acquire);
+    FR_FENCE_ACQUIRE();
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (atomic_load_explicit(&ring->owner_generation, memory_order_relaxed) !=
         id->owner_generation) {
@@ -352,7 +354,7 @@ static uintptr_t reader_word(const _Atomic uintptr_t *field)
 int fr_ring_has_news(const ring_t *ring)
 {
     if (reader_u32(&ring->reader_generation) !=
-        atomic_load_explicit(&ring->owner_generation, memory_order_acquire))
+        FR_LOAD_ACQUIRE(&ring->owner_generation))
         return 1;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
@@ -371,8 +373,7 @@ int fr_ring_fully_read(const ring_t *ring)
 int fr_rewind_requested(const struct flightrec_region_control *control,
                         uint32_t *request)
 {
-    *request = atomic_load_explicit(&control->rewind_request,
-                                    memory_order_acquire);
+    *request = FR_LOAD_ACQUIRE(&control->rewind_request);
     return *request != atomic_load_explicit(&control->rewind_done,
                                             memory_order_relaxed);
 }
@@ -380,8 +381,7 @@ int fr_rewind_requested(const struct flightrec_region_control *control,
 void fr_rewind_served(struct flightrec_region_control *control,
                       uint32_t request)
 {
-    atomic_store_explicit(&control->rewind_done, request,
-                          memory_order_release);
+    FR_STORE_RELEASE(&control->rewind_done, request);
 }
 
 void fr_ring_rewind(ring_t *ring)
@@ -402,7 +402,9 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     if (id.owner_generation != reader_u32(&ring->reader_generation)) {
         /* A new owner.  If the ring was reused from one whose end we had
          * not read (or that we never read at all), report its losses under
-         * its own identity. */
+         * its own identity.  A firmware's rings have one owner ever (its
+         * registry reuses none): the first is the only new one. */
+#ifndef FLIGHTREC_PORT_FIRMWARE
         if (id.previous_generation != 0) {
             int followed =
                 id.previous_generation == reader_u32(&ring->reader_generation);
@@ -415,12 +417,13 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                 put_chunk_head(sink, ring, &id.previous, id.previous_events,
                                lost, dropped);
         }
+#endif
         atomic_store_explicit(&ring->reader_generation, id.owner_generation,
                               memory_order_relaxed);
         atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);
         atomic_store_explicit(&ring->reader_dropped, 0, memory_order_relaxed);
         atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
-        atomic_store_explicit(&ring->tail, id.start, memory_order_release);
+        FR_STORE_RELEASE(&ring->tail, id.start);
     }
     struct owner owner = id.owner;
     if (name != NULL)
@@ -445,7 +448,7 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                           memory_order_relaxed);
     atomic_store_explicit(&ring->reader_dropped, dropped, memory_order_relaxed);
     /* Release: the copies are done before the producer may reuse slots. */
-    atomic_store_explicit(&ring->tail, end, memory_order_release);
+    FR_STORE_RELEASE(&ring->tail, end);
     return 0;
 }
 
@@ -481,7 +484,7 @@ uint64_t fr_poll_pause(uint64_t pause_ns, uint64_t elapsed_ns,
  * a discard-mode producer overwrites as a flight-mode one does. */
 static uintptr_t flight_oldest(const ring_t *ring)
 {
-    atomic_thread_fence(memory_order_acquire);
+    FR_FENCE_ACQUIRE();
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "stream-writer.h"
+#include "order.h"
 
 #include <errno.h>
 #include <string.h>
@@ -187,8 +188,7 @@ void frw_put_event_names(struct frw_sink *sink,
                         uint32_t *seen)
 {
     for (uint32_t event = 0; event < FLIGHTREC_EVENT_COUNT; event++) {
-        uint32_t serial = atomic_load_explicit(&names->serial[event],
-                                               memory_order_acquire);
+        uint32_t serial = FR_LOAD_ACQUIRE(&names->serial[event]);
         if (serial == 0 || (seen != NULL && seen[event] == serial))
             continue;
         uint32_t words[FLIGHTREC_REGION_EVENT_NAME_WORDS];

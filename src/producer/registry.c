@@ -274,8 +274,7 @@ static int ring_fully_read(const ring_t *ring)
                                              memory_order_relaxed);
     if (head == start && owner_dropped(ring) == 0 && previous == 0)
         return 1; /* nothing to report, ever */
-    if (FR_LOAD_ACQUIRE(&ring->reader_generation) !=
-        generation)
+    if (FR_LOAD_ACQUIRE(&ring->reader_generation) != generation)
         return 0;
     return FR_LOAD_ACQUIRE(&ring->tail) == head &&
            atomic_load_explicit(&ring->reader_dropped, memory_order_relaxed) ==

@@ -158,8 +158,7 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
      * so before it overwrites anything, so a copy validated after that
      * sees the flight bound; the change count catches a change and back. */
     if (id->mode == FLIGHTREC_MODE_DISCARD &&
-        FR_LOAD_ACQUIRE(&ring->mode) ==
-            FLIGHTREC_MODE_DISCARD &&
+        FR_LOAD_ACQUIRE(&ring->mode) == FLIGHTREC_MODE_DISCARD &&
         atomic_load_explicit(&ring->mode_changes, memory_order_relaxed) ==
             id->mode_changes) {
         uintptr_t tail = FR_LOAD_ACQUIRE(&ring->tail);

@@ -483,7 +483,7 @@ uint64_t fr_poll_pause(uint64_t pause_ns, uint64_t elapsed_ns,
  * a discard-mode producer overwrites as a flight-mode one does. */
 static uintptr_t flight_oldest(const ring_t *ring)
 {
-    FR_FENCE_ACQUIRE();
+    atomic_thread_fence(memory_order_acquire);
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
 }

@@ -4,6 +4,7 @@
 # path (arm-none-eabi-objdump), code of the core as linked into the demo
 # (its link map), RAM of the region and per ring.
 #   examples/firmware/figures.sh [BUILD_DIR]
+#   FUNCTIONS=1: also each function of the core as linked, largest first
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -34,19 +35,29 @@ arm-none-eabi-objdump -d --no-show-raw-insn "$build/demo.elf" |
          END { printf "cortex-m3 flightrec_port_counter (TIMER0, 64-bit): %d instructions\n", n }'
 # Code of each object as linked (gc-sections dropped the rest): the
 # .text and .rodata input sections of the link map's memory map part.
-python3 - "$build/demo.map" <<'PY'
+python3 - "$build/demo.map" "${FUNCTIONS:-0}" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 text = text[text.index("Linker script and memory map"):]
 sizes = {}
-pattern = r"^ \.(?:text|rodata)\S*\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+(\S+\.o)$"
-for m in re.finditer(pattern, text, re.M):
-    name = m.group(2).rsplit("/", 1)[-1]
-    sizes[name] = sizes.get(name, 0) + int(m.group(1), 16)
+sections = []
+# A long section name ends its line; its address and size follow on the
+# next one.
+pattern = (r"^ (\.(?:text|rodata)\S*)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)"
+           r"\s+(\S+\.o)$")
 port = ("port-cortexm.o", "startup-mps2.o", "demo.o")
+for m in re.finditer(pattern, text, re.M):
+    name = m.group(3).rsplit("/", 1)[-1]
+    size = int(m.group(2), 16)
+    sizes[name] = sizes.get(name, 0) + size
+    if name not in port:
+        sections.append((size, name, m.group(1)))
 core = {k: v for k, v in sizes.items() if k not in port}
 for name, size in sorted(core.items()):
     print("  %-18s %6d" % (name, size))
+if sys.argv[2] == "1":
+    for size, name, section in sorted(sections, reverse=True):
+        print("    %6d %-18s %s" % (size, name, section))
 print("core code as linked (-Os): %d bytes; port: %d; demo and start: %d"
       % (sum(core.values()), sizes.get("port-cortexm.o", 0),
          sizes.get("demo.o", 0) + sizes.get("startup-mps2.o", 0)))

@@ -38,8 +38,7 @@ static int32_t ring_tid(const ring_t *ring)
 static int live_name(const ring_t *ring, uint32_t words[4])
 {
     char name[16];
-    if (FR_LOAD_ACQUIRE(&ring->state) !=
-            FLIGHTREC_RING_LIVE ||
+    if (FR_LOAD_ACQUIRE(&ring->state) != FLIGHTREC_RING_LIVE ||
         flightrec__port_thread_name(ring_tid(ring), name) != 0)
         return -1;
     flightrec__pack_name(name, words, FLIGHTREC_REGION_NAME_WORDS);
@@ -63,8 +62,7 @@ int flightrec__dump_to(struct frw_sink *sink)
     frw_put_header(sink, region_header(), region_control());
     frw_put_event_names(sink, region_names(), NULL);
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
-        if (FR_LOAD_ACQUIRE(&ring->state) ==
-            FLIGHTREC_RING_FREE)
+        if (FR_LOAD_ACQUIRE(&ring->state) == FLIGHTREC_RING_FREE)
             continue;
         uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
         (void)fr_ring_dump(sink, flightrec__region_base, ring,
@@ -180,8 +178,7 @@ static const uint32_t *drain_name(ring_t *ring, uint32_t words[4],
     uint32_t generation = FR_LOAD_ACQUIRE(&ring->owner_generation);
     if (max_age != 0 && slot->ring == ring &&
         slot->owner_generation == generation && now - slot->read_at < max_age &&
-        FR_LOAD_ACQUIRE(&ring->state) ==
-            FLIGHTREC_RING_LIVE) {
+        FR_LOAD_ACQUIRE(&ring->state) == FLIGHTREC_RING_LIVE) {
         memcpy(words, slot->words, sizeof(slot->words));
         return words;
     }
@@ -248,8 +245,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
     int rewind = fr_rewind_requested(region_control(), &rewind_request);
 #endif
     for (ring_t *ring = ring_first(); ring; ring = ring_next(ring)) {
-        if (FR_LOAD_ACQUIRE(&ring->state) ==
-            FLIGHTREC_RING_FREE)
+        if (FR_LOAD_ACQUIRE(&ring->state) == FLIGHTREC_RING_FREE)
             continue;
 #ifndef FLIGHTREC_PORT_FIRMWARE
         if (rewind)
@@ -265,8 +261,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         /* The signal ring comes after its thread ring in the list: with
          * both read, an exited thread's pair may go back to the pool. */
         if (ring->context == 1 &&
-            FR_LOAD_ACQUIRE(&ring->state) ==
-                FLIGHTREC_RING_RETIRED)
+            FR_LOAD_ACQUIRE(&ring->state) == FLIGHTREC_RING_RETIRED)
             flightrec__registry_pair_read(ring_partner(ring));
 #else
         /* No other process asks for rewinds, nothing paces the drains, the

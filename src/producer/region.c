@@ -59,8 +59,8 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     unsigned char *base = flightrec__port_region_reserve(&size);
     if (base == NULL || size < fixed)
         return -1;
-    struct flightrec_region_process process;
 #ifndef FLIGHTREC_PORT_FIRMWARE
+    struct flightrec_region_process process;
     /* A session file, unless FLIGHTREC_SHM=0 or it cannot be had (then
      * private memory, said once).  A firmware's region is its own memory,
      * read over its console: the port fills in the process block only. */
@@ -79,8 +79,10 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         flightrec__port_message(line, n);
     }
 #else
+    /* Straight into the region: no file comes to back it. */
     char no_message[1];
-    (void)flightrec__port_region_share(base, fixed, &process, no_message,
+    void *process = base + process_at;
+    (void)flightrec__port_region_share(base, fixed, process, no_message,
                                        sizeof(no_message));
 #endif
 
@@ -109,7 +111,9 @@ int flightrec__region_create(const struct flightrec_settings *settings)
 #else
     h->counter_kind = FLIGHTREC_REGION_COUNTER_MONOTONIC_NS;
 #endif
+#ifndef FLIGHTREC_PORT_FIRMWARE
     memcpy(base + process_at, &process, sizeof(process));
+#endif
     atomic_store_explicit(&h->used, fixed, memory_order_relaxed);
     h->process_id = flightrec__port_process_id();
     h->counter_base = flightrec__timebase()->base;

@@ -267,17 +267,17 @@ static uintptr_t owner_dropped(const ring_t *ring)
 static int ring_fully_read(const ring_t *ring)
 {
     uint32_t generation =
-        FR_LOAD_ACQUIRE(&ring->owner_generation);
-    uintptr_t head = FR_LOAD_ACQUIRE(&ring->head);
+        atomic_load_explicit(&ring->owner_generation, memory_order_acquire);
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
     uint32_t previous = atomic_load_explicit(&ring->previous_generation,
                                              memory_order_relaxed);
     if (head == start && owner_dropped(ring) == 0 && previous == 0)
         return 1; /* nothing to report, ever */
-    if (FR_LOAD_ACQUIRE(&ring->reader_generation) !=
+    if (atomic_load_explicit(&ring->reader_generation, memory_order_acquire) !=
         generation)
         return 0;
-    return FR_LOAD_ACQUIRE(&ring->tail) == head &&
+    return atomic_load_explicit(&ring->tail, memory_order_acquire) == head &&
            atomic_load_explicit(&ring->reader_dropped, memory_order_relaxed) ==
                owner_dropped(ring);
 }
@@ -528,7 +528,8 @@ static void on_thread_exit(void *arg)
         return; /* cannot happen: exit is not a handler */
     atomic_store_explicit(&ring_partner(ring)->state, FLIGHTREC_RING_RETIRED,
                           memory_order_release);
-    FR_STORE_RELEASE(&ring->state, FLIGHTREC_RING_RETIRED);
+    atomic_store_explicit(&ring->state, FLIGHTREC_RING_RETIRED,
+                          memory_order_release);
     if (pair_fully_read(ring))
         free_push(ring, FLIGHTREC_RING_RETIRED);
     else

@@ -10,7 +10,14 @@ static struct flightrec_timebase timebase;
 #if !defined(FLIGHTREC_PORT_FIRMWARE)
 static uint64_t monotonic_at_base;      /* monotonic ns at base */
 #endif
+/* A firmware's port states its counter's frequency: nothing to start up,
+ * measure or keep. */
+#if defined(FLIGHTREC_PORT_FIRMWARE) && defined(FLIGHTREC_PORT_COUNTER)
+#define FREQUENCY_STATED 1
+#else
+#define FREQUENCY_STATED 0
 static _Atomic uint64_t frequency_cache;
+#endif
 
 #if !defined(FLIGHTREC_PORT_COUNTER) && !defined(__x86_64__) && \
     !defined(__i386__) && !defined(__aarch64__)
@@ -111,8 +118,10 @@ void flightrec__timebase_publish_if_ready(void)
 
 uint64_t flightrec_counter_frequency(void)
 {
+#if !FREQUENCY_STATED
     if (atomic_load_explicit(&frequency_cache, memory_order_relaxed) == 0)
         flightrec__ensure_init();
+#endif
     return known_frequency();
 }
 
@@ -120,6 +129,9 @@ uint64_t flightrec_counter_frequency(void)
  * under way in this thread. */
 static uint64_t known_frequency(void)
 {
+#if FREQUENCY_STATED
+    return flightrec_port_counter_frequency();
+#else
     uint64_t cached = atomic_load_explicit(&frequency_cache,
                                            memory_order_relaxed);
     if (cached != 0)
@@ -135,4 +147,5 @@ static uint64_t known_frequency(void)
 #endif
     atomic_store_explicit(&frequency_cache, cached, memory_order_relaxed);
     return cached;
+#endif
 }

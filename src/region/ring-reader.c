@@ -158,8 +158,7 @@ static uintptr_t oldest_intact(const ring_t *ring, const struct identity *id,
      * so before it overwrites anything, so a copy validated after that
      * sees the flight bound; the change count catches a change and back. */
     if (id->mode == FLIGHTREC_MODE_DISCARD &&
-        FR_LOAD_ACQUIRE(&ring->mode) ==
-            FLIGHTREC_MODE_DISCARD &&
+        FR_LOAD_ACQUIRE(&ring->mode) == FLIGHTREC_MODE_DISCARD &&
         atomic_load_explicit(&ring->mode_changes, memory_order_relaxed) ==
             id->mode_changes) {
         uintptr_t tail = FR_LOAD_ACQUIRE(&ring->tail);
@@ -484,7 +483,7 @@ uint64_t fr_poll_pause(uint64_t pause_ns, uint64_t elapsed_ns,
  * a discard-mode producer overwrites as a flight-mode one does. */
 static uintptr_t flight_oldest(const ring_t *ring)
 {
-    FR_FENCE_ACQUIRE();
+    atomic_thread_fence(memory_order_acquire);
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
 }

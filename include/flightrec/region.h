@@ -40,7 +40,7 @@
 /** "FRRG" in the writer's byte order: the first word of a region. */
 #define FLIGHTREC_REGION_MAGIC 0x47525246u
 /** The layout described here.  A reader refuses any other version. */
-#define FLIGHTREC_REGION_LAYOUT_VERSION 3u
+#define FLIGHTREC_REGION_LAYOUT_VERSION 4u
 
 /** Ring and control modes (the values of enum flightrec_mode). */
 #define FLIGHTREC_REGION_MODE_FLIGHT 0u
@@ -144,13 +144,18 @@ struct flightrec_region_control {
      * rewind_done to the request it served. */
     _Atomic uint32_t rewind_request;
     _Atomic uint32_t rewind_done;
-    uint32_t reserved[2];
+    /** The length of remembered plus one once it is complete; set to 0
+     * before remembered changes and last after it, so that a writer killed
+     * in the middle leaves 0 and readers ignore the torn specs. */
+    _Atomic uint32_t remembered_length;
+    uint32_t reserved;
     /** The filter the program asked for: bit set = recorded. */
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
     /** The filter specs whose names and globs also judge events named
      * later, comma-joined in the order they were applied: the program's
      * FLIGHTREC_EVENTS, then each `flightrec ctl filter` spec.  NUL-
-     * terminated; changed under the control lock. */
+     * terminated; changed under the control lock, valid only as
+     * remembered_length says. */
     char remembered[FLIGHTREC_REGION_REMEMBERED_BYTES];
 };
 

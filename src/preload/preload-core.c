@@ -216,7 +216,9 @@ static void drain_as(int who)
     pthread_mutex_lock(&drain_mutex);
     if (who == 1)
         process_ending = 1;
-    if (who == 1) /* the names as they are now */
+    if (preload_switches_resume(record_fd) != 0)
+        ; /* the end of a cut switch item must go first: no drain yet */
+    else if (who == 1) /* the names as they are now */
         preload_switches_drain(record_fd, flightrec_drain(record_fd));
     else if (!process_ending)
         preload_switches_drain(record_fd, flightrec__drain_paced(record_fd));

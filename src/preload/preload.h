@@ -165,6 +165,9 @@ int preload_switches_start(int quiet);
 void preload_switches_drain(int fd, int drained);
 /** In the child of fork(): the child's own events. */
 void preload_switches_after_fork(void);
+/** Writes to @a fd what a failed write of the switches left (the end of an
+ * item it cut goes before anything else); 0, or -1 if it still cannot. */
+int preload_switches_resume(int fd);
 
 #pragma GCC visibility pop
 

@@ -12,9 +12,11 @@
  * own thread is not among them; threads the program creates later inherit
  * them.  The event descriptors are closed as soon as their rings are
  * mapped (the mapping keeps the event alive), so that a program closing
- * all its descriptors cannot end them.  Forked children's switches, which
- * an inherited event also writes into these rings, are left out here: the
- * child records its own.
+ * all its descriptors cannot end them.  Only threads inherit them
+ * (inherit_thread, Linux 5.13): a forked child opens its own, and its
+ * switches never fill these rings.  An older kernel refuses that: the
+ * events are then inherited by children too (said once), whose switches
+ * in these rings are left out here.
  *
  * Times go onto the counter the program's events use.  Where the kernel
  * publishes how perf's own clock maps onto the cycle counter
@@ -34,6 +36,7 @@
 #include <flightrec/producer.h>
 
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,16 +74,30 @@ static int ring_count;
 static pid_t own_pid;
 static size_t map_size;
 static int perf_clock;          /* 1: time_zero mapping, 0: monotonic */
-static uint64_t time_zero;
-static uint32_t time_mult;
-static uint16_t time_shift;
+/* perf's clock in cycles, as the kernel publishes it (it may change it:
+ * read again at every drain, under the page's sequence lock). */
+struct time_map {
+    uint64_t zero;
+    uint32_t mult;
+    uint16_t shift;
+};
+static struct time_map time_map;
 /* The (counter, CLOCK_MONOTONIC ns) pairs of the previous and this drain. */
 static uint64_t pair_counter[2], pair_ns[2];
 
-/* The output: whole items, written in large pieces. */
+/* The output, written in large pieces.  What a failed write left (maybe
+ * the end of an item it cut) goes out first at the next drain, before
+ * anything else (preload_switches_resume()). */
 static unsigned char out[OUT_BUFFER];
 static size_t out_len;
-static int out_failed;
+static size_t out_done;         /* of out_len, already written */
+/* The most a perf record adds: a chunk's four metadata items, then two
+ * events with their uptime pairs. */
+#define RECORD_ITEMS_MAX 10
+#define ITEM_BYTES (sizeof(uint32_t) + sizeof(uintptr_t))
+/* Set in a fork child: says once that its switches are not recorded. */
+static int child_setup;
+static int said_inherited;
 
 static void say(const char *text)
 {
@@ -114,8 +131,52 @@ static void take_pair(uint64_t *counter, uint64_t *ns)
 
 static int perf_open(struct perf_event_attr *attr, int cpu)
 {
-    return (int)syscall(SYS_perf_event_open, attr, 0, cpu, -1,
-                        PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)syscall(SYS_perf_event_open, attr, 0, cpu, -1,
+                          PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && errno == EINVAL && attr->inherit_thread) {
+        /* Before Linux 5.13: children inherit the events too. */
+        attr->inherit_thread = 0;
+        fd = (int)syscall(SYS_perf_event_open, attr, 0, cpu, -1,
+                          PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0 && !said_inherited) {
+            said_inherited = 1;
+            say("flightrec record: this kernel cannot keep perf's switch "
+                "events to the program's threads (inherit_thread, Linux "
+                "5.13); forked children's switches pass through the "
+                "parent's perf rings (left out there; a burst of them may "
+                "cost the parent switches, counted as lost)\n");
+        }
+    }
+    return fd;
+}
+
+/* The page's time mapping, read as the kernel's sequence lock wants (the
+ * count odd while it writes, changed when it wrote).  0, or -1 when the
+ * page has none or it kept changing for 100 ms (a kernel writes it in
+ * microseconds). */
+static int read_time_map(const struct perf_event_mmap_page *pg,
+                         struct time_map *to)
+{
+    _Atomic uint32_t *lock = (_Atomic uint32_t *)(void *)&pg->lock;
+    uint64_t since = monotonic_ns();
+    while (monotonic_ns() - since < 100000000u) {
+        uint32_t seq = atomic_load_explicit(lock, memory_order_acquire);
+        if (seq & 1u) {
+            sched_yield();
+            continue;
+        }
+        volatile const struct perf_event_mmap_page *v = pg;
+        int has = v->cap_user_time_zero;
+        struct time_map m = { v->time_zero, v->time_mult, v->time_shift };
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(lock, memory_order_relaxed) != seq)
+            continue;
+        if (!has || m.mult == 0 || m.shift >= 64)
+            return -1;
+        *to = m;
+        return 0;
+    }
+    return -1;
 }
 
 static void close_rings(void)
@@ -143,7 +204,7 @@ int preload_switches_start(int quiet)
     own_pid = getpid();
     ring_count = 0;
     out_len = 0;
-    out_failed = 0;
+    out_done = 0;
     map_size = (size_t)(1 + DATA_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 
     struct perf_event_attr attr;
@@ -155,6 +216,7 @@ int preload_switches_start(int quiet)
     attr.context_switch = 1;
     attr.sample_id_all = 1;
     attr.inherit = 1;
+    attr.inherit_thread = 1;
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     char why[160];
@@ -167,13 +229,8 @@ int preload_switches_start(int quiet)
                          probe, 0);
         close(probe);
         if (map != MAP_FAILED) {
-            const struct perf_event_mmap_page *pg = map;
-            if (pg->cap_user_time_zero) {
+            if (read_time_map(map, &time_map) == 0)
                 perf_clock = 1;
-                time_zero = pg->time_zero;
-                time_mult = pg->time_mult;
-                time_shift = pg->time_shift;
-            }
             munmap(map, map_size);
         }
     }
@@ -221,36 +278,49 @@ int preload_switches_start(int quiet)
 
 fail:
     close_rings();
-    if (!quiet)
+    if (child_setup) {
+        char text[256];
+        snprintf(text, sizeof text, "flightrec record: context switches of "
+                 "the forked child %d are not recorded: %s; recording the "
+                 "rest\n", (int)own_pid, why);
+        say(text);
+    } else if (!quiet) {
         not_recorded(why);
+    }
     return 0;
 }
 
 void preload_switches_after_fork(void)
 {
     /* The parent's rings are not mapped here (perf maps them
-     * VM_DONTCOPY); the child opens its own, having said nothing new. */
+     * VM_DONTCOPY); the child opens its own.  What the parent had not
+     * written is the parent's. */
     int had = ring_count > 0;
     ring_count = 0;
-    if (had)
+    out_len = out_done = 0;
+    if (had) {
+        child_setup = 1;
         (void)preload_switches_start(1);
+        child_setup = 0;
+    }
 }
 
 /* perf's clock -> counter: the counter value whose perf time is the
  * latest not after @a t (the kernel's conversion, inverted). */
 static uint64_t perf_time_of(uint64_t cyc)
 {
-    uint64_t quot = cyc >> time_shift;
-    uint64_t rem = cyc & (((uint64_t)1 << time_shift) - 1);
-    return time_zero + quot * time_mult + ((rem * time_mult) >> time_shift);
+    const struct time_map *m = &time_map;
+    uint64_t quot = cyc >> m->shift;
+    uint64_t rem = cyc & (((uint64_t)1 << m->shift) - 1);
+    return m->zero + quot * m->mult + ((rem * m->mult) >> m->shift);
 }
 
 static uint64_t counter_of_perf_time(uint64_t t)
 {
-    if (t <= time_zero || time_mult == 0)
+    const struct time_map *m = &time_map;
+    if (t <= m->zero || m->mult == 0)
         return 0;
-    uint64_t cyc = fr_muldiv(t - time_zero, (uint64_t)1 << time_shift,
-                             time_mult);
+    uint64_t cyc = fr_muldiv(t - m->zero, (uint64_t)1 << m->shift, m->mult);
     while (cyc > 0 && perf_time_of(cyc) > t)
         cyc--;
     while (perf_time_of(cyc + 1) <= t)
@@ -280,49 +350,63 @@ static uint64_t counter_of(uint64_t t)
     return perf_clock ? counter_of_perf_time(t) : counter_of_monotonic(t);
 }
 
-static void out_flush(int fd)
+/* Writes what is pending; 0 when all of it went, -1 when a write failed
+ * (the rest stays pending, the end of a cut item included). */
+static int out_flush(int fd)
 {
-    size_t done = 0;
-    while (done < out_len && !out_failed) {
-        ssize_t w = write(fd, out + done, out_len - done);
+    while (out_done < out_len) {
+        ssize_t w = write(fd, out + out_done, out_len - out_done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            out_failed = 1; /* the next drains write nothing of ours */
-        else
-            done += (size_t)w;
+            return -1;
+        out_done += (size_t)w;
     }
-    out_len = 0;
+    out_len = out_done = 0;
+    return 0;
 }
 
-static void put_item(int fd, uint32_t event_word, uintptr_t data)
+int preload_switches_resume(int fd)
 {
-    const size_t item = sizeof(uint32_t) + sizeof(uintptr_t);
-    if (out_len + item > sizeof out)
-        out_flush(fd);
+    if (getpid() != own_pid)
+        return 0;
+    return out_len == 0 ? 0 : out_flush(fd);
+}
+
+/* Whether a whole perf record's items fit in the buffer, flushing it if
+ * need be. */
+static int out_room(int fd)
+{
+    if (out_len + RECORD_ITEMS_MAX * ITEM_BYTES <= sizeof out)
+        return 1;
+    return out_flush(fd) == 0;
+}
+
+static void put_item(uint32_t event_word, uintptr_t data)
+{
     memcpy(out + out_len, &event_word, sizeof event_word);
     memcpy(out + out_len + sizeof event_word, &data, sizeof data);
-    out_len += item;
+    out_len += ITEM_BYTES;
 }
 
-static void put_meta(int fd, uint32_t event, uintptr_t data)
+static void put_meta(uint32_t event, uintptr_t data)
 {
-    put_item(fd, FLIGHTREC_TIME_EVENT(0, event), data);
+    put_item(FLIGHTREC_TIME_EVENT(0, event), data);
 }
 
 /* One timed event of processor ring @a r, with an uptime pair first where
  * the time invariant wants one (the chunk's first item, or a gap). */
-static void put_event(int fd, struct cpu_ring *r, uint64_t counter,
+static void put_event(struct cpu_ring *r, uint64_t counter,
                       uint32_t event, uintptr_t data, int *chunk_open,
                       uint64_t base)
 {
     if (!*chunk_open) {
-        put_meta(fd, FLIGHTREC_EV_PROCESSOR,
+        put_meta(FLIGHTREC_EV_PROCESSOR,
                  FLIGHTREC_CPU_RING_BASE + (uint32_t)r->cpu);
-        put_meta(fd, FLIGHTREC_EV_RING_CONTEXT, FLIGHTREC_RING_CONTEXT_CPU);
-        put_meta(fd, FLIGHTREC_EV_RING_POSITION, r->position);
+        put_meta(FLIGHTREC_EV_RING_CONTEXT, FLIGHTREC_RING_CONTEXT_CPU);
+        put_meta(FLIGHTREC_EV_RING_POSITION, r->position);
         if (r->lost > 0) {
-            put_meta(fd, FLIGHTREC_EV_PER_CPU_OVERFLOW, (uintptr_t)r->lost);
+            put_meta(FLIGHTREC_EV_PER_CPU_OVERFLOW, (uintptr_t)r->lost);
             r->lost = 0;
         }
         *chunk_open = 1;
@@ -335,11 +419,11 @@ static void put_event(int fd, struct cpu_ring *r, uint64_t counter,
     if (!r->has_last || counter - r->last_counter >= FLIGHTREC_SYNC_TICKS / 2) {
         uint64_t uptime = counter - base;
         uint32_t word = FLIGHTREC_TIME_EVENT(counter, 0);
-        put_item(fd, word | FLIGHTREC_EV_UPTIME_LOW, (uint32_t)uptime);
-        put_item(fd, word | FLIGHTREC_EV_UPTIME_HIGH,
+        put_item(word | FLIGHTREC_EV_UPTIME_LOW, (uint32_t)uptime);
+        put_item(word | FLIGHTREC_EV_UPTIME_HIGH,
                  (uint32_t)(uptime >> 32));
     }
-    put_item(fd, FLIGHTREC_TIME_EVENT(counter, event), data);
+    put_item(FLIGHTREC_TIME_EVENT(counter, event), data);
     r->position++;
     r->last_counter = counter;
     r->has_last = 1;
@@ -351,13 +435,26 @@ struct sample_id {
     uint32_t cpu, reserved;
 };
 
+/* The metadata of a chunk that carries only losses. */
+static void put_losses(struct cpu_ring *r)
+{
+    put_meta(FLIGHTREC_EV_PROCESSOR,
+             FLIGHTREC_CPU_RING_BASE + (uint32_t)r->cpu);
+    put_meta(FLIGHTREC_EV_RING_CONTEXT, FLIGHTREC_RING_CONTEXT_CPU);
+    put_meta(FLIGHTREC_EV_RING_POSITION, r->position);
+    put_meta(FLIGHTREC_EV_PER_CPU_OVERFLOW, (uintptr_t)r->lost);
+    r->lost = 0;
+}
+
+/* Reads ring @r up to its head of this drain; stops early (the rest read
+ * by a later drain) if the output cannot take a record. */
 static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
 {
     uint64_t head = r->head;
     uint64_t tail = r->page->data_tail;
     int chunk_open = 0;
     unsigned char rec[256];
-    while (tail < head) {
+    while (tail < head && out_room(fd)) {
         struct perf_event_header h;
         uint64_t off = tail % r->data_size;
         size_t first = (size_t)(r->data_size - off);
@@ -381,6 +478,9 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
             uint64_t lost;
             memcpy(&lost, rec + sizeof h + 8, sizeof lost);
             r->lost += lost;
+            /* The loss lies between the chunk's switches and the next
+             * ones: the next switch opens a chunk that says it. */
+            chunk_open = 0;
             continue;
         }
         if (h.type != PERF_RECORD_SWITCH ||
@@ -389,37 +489,31 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
         struct sample_id id;
         memcpy(&id, rec + sizeof h, sizeof id);
         if ((pid_t)id.pid != own_pid)
-            continue; /* a forked child's, through the inherited event */
+            continue; /* a child's, on a kernel without inherit_thread */
         uint64_t counter = counter_of(id.time);
         if ((h.misc & PERF_RECORD_MISC_SWITCH_OUT) == 0) {
-            put_event(fd, r, counter, FLIGHTREC_EV_THREAD_SWITCH_IN, id.tid,
+            put_event(r, counter, FLIGHTREC_EV_THREAD_SWITCH_IN, id.tid,
                       &chunk_open, base);
         } else {
             /* A thread that was not preempted leaves the CPU to wait:
              * it blocks, then switches out (one time). */
             if ((h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) == 0)
-                put_event(fd, r, counter, FLIGHTREC_EV_SCHEDULER_BLOCK,
-                          id.tid, &chunk_open, base);
-            put_event(fd, r, counter, FLIGHTREC_EV_THREAD_SWITCH_OUT, id.tid,
+                put_event(r, counter, FLIGHTREC_EV_SCHEDULER_BLOCK, id.tid,
+                          &chunk_open, base);
+            put_event(r, counter, FLIGHTREC_EV_THREAD_SWITCH_OUT, id.tid,
                       &chunk_open, base);
         }
     }
     atomic_store_explicit((_Atomic uint64_t *)(void *)&r->page->data_tail,
                           tail, memory_order_release);
-    if (!chunk_open && r->lost > 0) {
-        /* Losses with no switch after them yet: say them now. */
-        put_meta(fd, FLIGHTREC_EV_PROCESSOR,
-                 FLIGHTREC_CPU_RING_BASE + (uint32_t)r->cpu);
-        put_meta(fd, FLIGHTREC_EV_RING_CONTEXT, FLIGHTREC_RING_CONTEXT_CPU);
-        put_meta(fd, FLIGHTREC_EV_RING_POSITION, r->position);
-        put_meta(fd, FLIGHTREC_EV_PER_CPU_OVERFLOW, (uintptr_t)r->lost);
-        r->lost = 0;
-    }
+    /* Losses with no switch after them yet: said now. */
+    if (r->lost > 0 && out_room(fd))
+        put_losses(r);
 }
 
 void preload_switches_drain(int fd, int drained)
 {
-    if (ring_count == 0 || getpid() != own_pid || out_failed)
+    if (ring_count == 0 || getpid() != own_pid)
         return;
     /* The stream header comes from the rings' drain: without a successful
      * one, nothing of ours may go first. */
@@ -432,9 +526,12 @@ void preload_switches_drain(int fd, int drained)
             (_Atomic uint64_t *)(void *)&rings[i].page->data_head,
             memory_order_acquire);
     take_pair(&pair_counter[1], &pair_ns[1]);
+    /* The kernel may have changed its clock's mapping since. */
+    if (perf_clock)
+        (void)read_time_map(rings[0].page, &time_map);
     for (int i = 0; i < ring_count; i++)
         drain_ring(fd, &rings[i], base);
-    out_flush(fd);
+    (void)out_flush(fd);
     pair_counter[0] = pair_counter[1];
     pair_ns[0] = pair_ns[1];
 }

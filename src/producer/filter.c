@@ -8,6 +8,7 @@
 #include "runtime.h"
 
 #include "../common/filter-spec.h"
+#include "../common/remembered-spec.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -16,13 +17,6 @@
  * control lock) until the region exists: then the region's copy, which
  * flightrec ctl extends, is the one that counts. */
 static char remembered_early[FLIGHTREC_REMEMBERED_SPEC_BYTES];
-
-static char *remembered(void)
-{
-    if (flightrec__region_base != NULL)
-        return region_control()->remembered;
-    return remembered_early;
-}
 
 const char *flightrec__filter_remembered_early(void)
 {
@@ -97,8 +91,10 @@ int flightrec__filter_parse(const char *spec, int remember, size_t *bad)
     }
     if (rc == 0) {
         flightrec__filter_publish();
-        if (remember)
-            strcpy(remembered(), spec);
+        if (remember && flightrec__region_base != NULL)
+            fr_remembered_store(region_control(), spec);
+        else if (remember)
+            strcpy(remembered_early, spec);
     }
     flightrec__control_end(&hold);
     return rc;
@@ -106,11 +102,15 @@ int flightrec__filter_parse(const char *spec, int remember, size_t *bad)
 
 void flightrec__filter_named_locked(uint32_t event, const char *name)
 {
-    const char *spec = remembered();
-    /* The region's copy may come from another process: judged only if it
-     * ends within its bytes. */
-    if (spec[0] == '\0' ||
-        memchr(spec, '\0', FLIGHTREC_REMEMBERED_SPEC_BYTES) == NULL)
+    char region_copy[FLIGHTREC_REMEMBERED_SPEC_BYTES];
+    const char *spec = remembered_early;
+    /* The region's copy may come from another process: torn by a ctl that
+     * died while writing it, it judges nothing. */
+    if (flightrec__region_base != NULL) {
+        (void)fr_remembered_load(region_control(), region_copy);
+        spec = region_copy;
+    }
+    if (spec[0] == '\0')
         return;
     int verdict = fr_filter_spec_judge(spec, event, name);
     if (verdict < 0)

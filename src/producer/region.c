@@ -13,6 +13,10 @@
 
 #include <string.h>
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
+#include "../common/remembered-spec.h"
+#endif
+
 unsigned char *flightrec__region_base;
 
 /* Events lost before the region existed (a handler that interrupted its
@@ -133,7 +137,7 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     atomic_store_explicit(&c->running, 1, memory_order_relaxed);
 #ifndef FLIGHTREC_PORT_FIRMWARE
     /* Firmware has no filter specs (nor anyone to extend them). */
-    strcpy(c->remembered, flightrec__filter_remembered_early());
+    fr_remembered_store(c, flightrec__filter_remembered_early());
 #endif
     atomic_store_explicit(
         &h->lost_without_ring,

@@ -31,6 +31,9 @@ _Static_assert(sizeof(struct flightrec_region_control) == 704,
                "control block is 704 bytes");
 _Static_assert(offsetof(struct flightrec_region_control, remembered) == 192,
                "control block: remembered specs at 192");
+_Static_assert(offsetof(struct flightrec_region_control, remembered_length) ==
+                   56,
+               "control block: remembered specs' length at 56");
 _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
 _Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,

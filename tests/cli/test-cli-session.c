@@ -954,6 +954,68 @@ static uint64_t claim_of(pid_t pid, uint64_t start)
     return (uint64_t)(uint32_t)pid << 42 | (start & (((uint64_t)1 << 42) - 1));
 }
 
+/* A ctl killed while it wrote the remembered specs (its claim still in the
+ * lock, the length word cleared, the new spec's first bytes over the old
+ * ones: "-late_*" over "+late_*,+aaa_*") leaves specs that still end in a
+ * NUL: the program ignores them for the names it defines later, `ctl`
+ * shows them as torn, and the next ctl replaces them (said once). */
+TEST(ctl_torn_remembered_specs_are_ignored)
+{
+    use_own_sessions("ctl-torn");
+    pid_t child = start_looper(1024);
+    char path[600], out[4096], err[4096], args[200];
+    session_file_of(child, path, sizeof(path));
+    snprintf(args, sizeof(args), "ctl %d filter +late_*,+aaa_*", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "later names +late_*,+aaa_*\n") != NULL);
+
+    pid_t gone = fork();
+    if (gone == 0)
+        _exit(0);
+    CHECK_EQ_I(waitpid(gone, NULL, 0), gone);
+    plant_lock(path, claim_of(gone, 12345));
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    struct flightrec_region_header h;
+    CHECK_EQ_I((int)pread(fd, &h, sizeof(h), 0), (int)sizeof(h));
+    const uint32_t cleared = 0;
+    off_t at = (off_t)h.control_offset +
+               (off_t)offsetof(struct flightrec_region_control,
+                               remembered_length);
+    CHECK_EQ_I((int)pwrite(fd, &cleared, sizeof(cleared), at),
+               (int)sizeof(cleared));
+    at = (off_t)h.control_offset +
+         (off_t)offsetof(struct flightrec_region_control, remembered);
+    CHECK_EQ_I((int)pwrite(fd, "-late_*", 7, at), 7);
+    close(fd);
+
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "later names none: the specs kept for them were torn "
+                      "(a flightrec ctl died while writing them)\n") != NULL);
+    CHECK(strstr(out, "late_*") == NULL);
+    /* The program names late_event: nothing judges it, it stays on. */
+    atomic_store(&loop->command, 3);
+    for (int i = 0; i < 5000 && atomic_load(&loop->command) != 4; i++)
+        usleep(1000);
+    CHECK_EQ_I(atomic_load(&loop->command), 4);
+    CHECK_EQ_I(atomic_load(&loop->api_filter_late), 1);
+    CHECK_EQ_I(atomic_load(&loop->api_filter_kept), 1);
+
+    /* The next ctl takes the dead claim over and writes whole specs. */
+    snprintf(args, sizeof(args), "ctl %d filter -kept_*", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK_EQ_S(err, "flightrec ctl: note: the filter specs kept for events "
+                    "named later were torn (a flightrec ctl died while "
+                    "writing them); they are dropped\n");
+    snprintf(args, sizeof(args), "ctl %d", (int)child);
+    CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
+    CHECK(strstr(out, "later names -kept_*\n") != NULL);
+    CHECK_EQ_S(err, "");
+    stop_looper(child);
+}
+
 TEST(ctl_lock_of_a_dead_or_stuck_holder)
 {
     use_own_sessions("ctl-lock");

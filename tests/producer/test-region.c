@@ -315,7 +315,7 @@ TEST(foreign_regions_are_refused_with_a_message)
     h->library_version = (3u << 16) | (1u << 8) | 4u;
     snprintf(expected, sizeof(expected),
              "region layout version 7 (written by flightrec 3.1.4); this "
-             "reader (flightrec %s) reads layout version 3",
+             "reader (flightrec %s) reads layout version 4",
              ours);
     expect_refusal(copy, size, expected);
     /* The layout before the hot page (flightrec 0.2.0 sessions of
@@ -324,14 +324,21 @@ TEST(foreign_regions_are_refused_with_a_message)
     h->library_version = (0u << 16) | (2u << 8) | 0u;
     snprintf(expected, sizeof(expected),
              "region layout version 1 (written by flightrec 0.2.0); this "
-             "reader (flightrec %s) reads layout version 3",
+             "reader (flightrec %s) reads layout version 4",
              ours);
     expect_refusal(copy, size, expected);
     /* Nor the one before the remembered filter specs. */
     h->layout_version = 2;
     snprintf(expected, sizeof(expected),
              "region layout version 2 (written by flightrec 0.2.0); this "
-             "reader (flightrec %s) reads layout version 3",
+             "reader (flightrec %s) reads layout version 4",
+             ours);
+    expect_refusal(copy, size, expected);
+    /* Nor the one whose remembered specs had no length word. */
+    h->layout_version = 3;
+    snprintf(expected, sizeof(expected),
+             "region layout version 3 (written by flightrec 0.2.0); this "
+             "reader (flightrec %s) reads layout version 4",
              ours);
     expect_refusal(copy, size, expected);
     h->layout_version = FLIGHTREC_REGION_LAYOUT_VERSION;
@@ -395,7 +402,7 @@ TEST(ring_reader_reads_a_region_built_by_hand)
     memset(base, 0, size);
     struct flightrec_region_header *h = (void *)base;
     h->magic = FLIGHTREC_REGION_MAGIC;
-    h->layout_version = 3;
+    h->layout_version = FLIGHTREC_REGION_LAYOUT_VERSION;
     h->word_size = sizeof(uintptr_t);
     const uint16_t probe = 1;
     h->byte_order = *(const unsigned char *)&probe == 1 ? 1 : 2;

@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include "../../src/common/filter-spec.h"
+#include "../../src/common/remembered-spec.h"
 #include "../../src/region/session.h"
 
 #include <flightrec/region.h>
@@ -175,9 +176,10 @@ static void show_state(const struct view *v)
                                    : "flight");
     printf("filter      %s\n", spec);
     char remembered[FLIGHTREC_REGION_REMEMBERED_BYTES], safe_spec[600];
-    memcpy(remembered, c->remembered, sizeof(remembered));
-    remembered[sizeof(remembered) - 1] = '\0';
-    if (remembered[0] != '\0')
+    if (fr_remembered_load(c, remembered) != 0)
+        printf("later names none: the specs kept for them were torn (a "
+               "flightrec ctl died while writing them)\n");
+    else if (remembered[0] != '\0')
         printf("later names %s\n",
                cli_escape(safe_spec, sizeof(safe_spec), remembered));
     printf("generation  %u\n", (unsigned)atomic_load(&c->generation));
@@ -283,24 +285,20 @@ static int compute(const struct view *v, const struct action *actions, int n,
     return 0;
 }
 
-/* The control words as they are; -1 after a message if the remembered
- * specs do not end within their bytes (the file was damaged). */
-static int read_words(const struct view *v, uint32_t *wanted, int *running,
-                      uint32_t *mode, char *remembered)
+/* The control words as they are.  Remembered specs that are torn (a ctl
+ * died while writing them) count as none, replaced by what this ctl
+ * writes; @say: note it. */
+static void read_words(const struct view *v, uint32_t *wanted, int *running,
+                       uint32_t *mode, char *remembered, int say)
 {
     for (uint32_t i = 0; i < FR_FILTER_WORDS; i++)
         wanted[i] = atomic_load(&v->control->filter[i]);
     *running = atomic_load(&v->control->running) != 0;
     *mode = atomic_load(&v->control->mode);
-    memcpy(remembered, v->control->remembered,
-           FLIGHTREC_REGION_REMEMBERED_BYTES);
-    if (memchr(remembered, '\0', FLIGHTREC_REGION_REMEMBERED_BYTES) == NULL) {
-        cli_msg(0, "the session's remembered filter specs do not end "
-                   "within their %u bytes: damaged file",
-                FLIGHTREC_REGION_REMEMBERED_BYTES);
-        return -1;
-    }
-    return 0;
+    if (fr_remembered_load(v->control, remembered) != 0 && say)
+        fprintf(stderr, "flightrec ctl: note: the filter specs kept for "
+                        "events named later were torn (a flightrec ctl died "
+                        "while writing them); they are dropped\n");
 }
 
 /* Applies @actions: checked first (messages, no lock), then done again on
@@ -312,9 +310,9 @@ static int apply(const struct view *v, const struct action *actions, int n)
     uint32_t wanted[FR_FILTER_WORDS], mode;
     char remembered[FLIGHTREC_REGION_REMEMBERED_BYTES];
     int running, rewinds;
-    if (read_words(v, wanted, &running, &mode, remembered) != 0 ||
-        compute(v, actions, n, wanted, &running, &mode, remembered,
-                &rewinds, 1) != 0)
+    read_words(v, wanted, &running, &mode, remembered, 1);
+    if (compute(v, actions, n, wanted, &running, &mode, remembered, &rewinds,
+                1) != 0)
         return -1;
 
     int32_t me = (int32_t)getpid(), holder = 0;
@@ -328,9 +326,8 @@ static int apply(const struct view *v, const struct action *actions, int n)
     /* Checked above: the same actions on words that changed meanwhile
      * fail only if the program's own changes filled the remembered specs
      * in between (names are only ever added). */
-    int rc = read_words(v, wanted, &running, &mode, remembered);
-    if (rc == 0)
-        rc = compute(v, actions, n, wanted, &running, &mode, remembered,
+    read_words(v, wanted, &running, &mode, remembered, 0);
+    int rc = compute(v, actions, n, wanted, &running, &mode, remembered,
                      &rewinds, 0);
     if (rc == 0) {
         uint32_t in_force[FR_FILTER_WORDS];
@@ -344,7 +341,7 @@ static int apply(const struct view *v, const struct action *actions, int n)
         atomic_store_explicit(&c->running, (uint32_t)running,
                               memory_order_relaxed);
         atomic_store_explicit(&c->mode, mode, memory_order_relaxed);
-        memcpy(c->remembered, remembered, FLIGHTREC_REGION_REMEMBERED_BYTES);
+        fr_remembered_store(c, remembered);
         if (rewinds)
             atomic_fetch_add_explicit(&c->rewind_request, 1,
                                       memory_order_release);

@@ -8,7 +8,8 @@
 
 static struct flightrec_timebase timebase;
 static uint64_t monotonic_at_base;      /* monotonic ns at base */
-static _Atomic uint64_t frequency_cache;
+/* A region word: lock-free wherever the header's copy is (region.h). */
+static _Atomic flightrec_region_word frequency_cache;
 
 #if !defined(FLIGHTREC_PORT_COUNTER) && !defined(__x86_64__) && \
     !defined(__i386__) && !defined(__aarch64__)

@@ -20,7 +20,7 @@ packages="cmake gcc g++ make pkg-config libdw-dev libelf-dev"
 case "${1:-build}" in
 build) ;;
 test) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses chromium" ;;
-all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses chromium clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm liblttng-ust-dev lttng-tools ltrace uftrace" ;;
+all) packages="$packages babeltrace2 protobuf-compiler python3 python3-lttnganalyses chromium clang libclang-rt-14-dev gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-powerpc-linux-gnu libc6-dev-powerpc-cross qemu-user valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm liblttng-ust-dev lttng-tools ltrace uftrace" ;;
 *) echo "usage: $0 build|test|all" >&2; exit 2 ;;
 esac
 # The JSON readers are npm packages, installed with the project's own pinned

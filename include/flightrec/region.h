@@ -42,6 +42,44 @@
 /** The layout described here.  A reader refuses any other version. */
 #define FLIGHTREC_REGION_LAYOUT_VERSION 4u
 
+/**
+ * The words that several processes change with one atomic operation
+ * (bytes in use, the ring list and links, events lost without a ring, the
+ * counter frequency, the consumer claim and the control lock) have 8 bytes
+ * each.  Where the CPU has lock-free 64-bit atomics, or the region is a
+ * firmware's own (its port makes them atomic), they are 64-bit words.
+ * Where it has none and the region is shared with other processes (32-bit
+ * PowerPC: an atomic built on a lock inside the C library excludes threads
+ * of one process only), each is a 32-bit atomic word in the less
+ * significant half of its 8 bytes, the other half staying 0: the same
+ * layout, read as 64 bits the same value.  Offsets fit, since such a
+ * region is below 4 GiB; claims are 32 bits then; counts run modulo 2^32.
+ * The header says which (FLIGHTREC_REGION_WORDS_32 in flags).
+ */
+#if defined(FLIGHTREC_PORT_FIRMWARE) || \
+    (defined(__GCC_ATOMIC_LLONG_LOCK_FREE) && __GCC_ATOMIC_LLONG_LOCK_FREE == 2)
+#define FLIGHTREC_REGION_NARROW 0
+/** The value of a shared 8-byte word as this build changes it. */
+typedef uint64_t flightrec_region_word;
+#define FLIGHTREC_REGION_WORD(name) _Atomic uint64_t name
+/** Bytes from the start of a shared word's 8 to its member (layout pins). */
+#define FLIGHTREC_REGION_WORD_SHIFT 0
+#else
+#define FLIGHTREC_REGION_NARROW 1
+typedef uint32_t flightrec_region_word;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define FLIGHTREC_REGION_WORD_SHIFT 4
+#define FLIGHTREC_REGION_WORD(name) \
+    uint32_t name##_high;                                                     \
+    _Atomic uint32_t name
+#else
+#define FLIGHTREC_REGION_WORD_SHIFT 0
+#define FLIGHTREC_REGION_WORD(name) \
+    _Atomic uint32_t name;                                                    \
+    uint32_t name##_high
+#endif
+#endif
+
 /** Ring and control modes (the values of enum flightrec_mode). */
 #define FLIGHTREC_REGION_MODE_FLIGHT 0u
 #define FLIGHTREC_REGION_MODE_DISCARD 1u
@@ -70,19 +108,19 @@ struct flightrec_region_header {
     uint32_t library_version;       /**< writer's flightrec: major << 16 |
                                          minor << 8 | patch */
     uint64_t region_size;           /**< bytes the region may grow to */
-    _Atomic uint64_t used;          /**< bytes in use; rings lie below */
+    FLIGHTREC_REGION_WORD(used);          /**< bytes in use; rings lie below */
     uint64_t control_offset;
     uint64_t names_offset;
     uint64_t rings_offset;          /**< where the first ring was placed */
-    _Atomic uint64_t ring_list;     /**< newest ring, 0: none */
+    FLIGHTREC_REGION_WORD(ring_list);     /**< newest ring, 0: none */
     _Atomic uint32_t ring_count;    /**< rings created (ids 0..count-1) */
     int32_t process_id;
     uint64_t counter_base;          /**< counter value at uptime 0 */
     uint64_t realtime_ns;           /**< CLOCK_REALTIME at uptime 0 */
-    _Atomic uint64_t counter_frequency; /**< Hz; 0 until calibrated */
+    FLIGHTREC_REGION_WORD(counter_frequency); /**< Hz; 0 until calibrated */
     /** Events recorded where no ring could be had (memory exhausted, or a
      * signal after the thread's exit): counted, never silently lost. */
-    _Atomic uint64_t lost_without_ring;
+    FLIGHTREC_REGION_WORD(lost_without_ring);
     uint64_t process_offset;        /**< struct flightrec_region_process */
     uint32_t counter_kind;          /**< FLIGHTREC_REGION_COUNTER_* */
     /** FLIGHTREC_REGION_HOT_SHARED when the process's hot path reads the
@@ -96,6 +134,10 @@ struct flightrec_region_header {
 
 /** Header flag: the hot page is the process's own (see flags). */
 #define FLIGHTREC_REGION_HOT_SHARED 1u
+/** Header flag: the shared 8-byte words are 32-bit atomics (see
+ * FLIGHTREC_REGION_WORD).  A reader of the other kind refuses the region:
+ * the claims differ, and its atomics would not exclude the writer's. */
+#define FLIGHTREC_REGION_WORDS_32 2u
 
 /** What the counter is: a reader outside the process can measure the
  * frequency itself while it is still 0 (a process killed in its first
@@ -129,16 +171,17 @@ struct flightrec_region_control {
     uint32_t signal_items;          /**< items per signal ring */
     uint32_t retained;              /**< retained rings of exited threads */
     /** The consumer that drains the rings, if any: one at a time.  The
-     * claim is consumer_claim, pid << 42 | start time (42 bits), taken with
-     * a compare-and-swap; a dead consumer's claim (its pid gone or reused)
+     * claim is consumer_claim, pid << 42 | start time (its low 42 bits;
+     * with 32-bit words pid << 10 | the low 10 bits), taken with a
+     * compare-and-swap; a dead consumer's claim (its pid gone or reused)
      * may be taken over.  consumer_pid repeats the pid for display. */
     _Atomic int32_t consumer_pid;
     uint32_t reserved0;
-    _Atomic uint64_t consumer_claim;
+    FLIGHTREC_REGION_WORD(consumer_claim);
     /** Whoever changes the control words holds this: a claim as above,
      * for the program itself or a `flightrec ctl`; a dead holder's claim
      * may be taken over.  Held for a few stores. */
-    _Atomic uint64_t lock;
+    FLIGHTREC_REGION_WORD(lock);
     /** `flightrec ctl rewind` steps rewind_request; the consumer, at its
      * next drain, re-reads every ring from its oldest intact item and sets
      * rewind_done to the request it served. */
@@ -251,7 +294,7 @@ struct flightrec_region_ring {
     uint64_t items_offset;
     uint64_t partner_offset;        /**< thread ring <-> signal ring */
     uint64_t bytes;                 /**< descriptor and items */
-    _Atomic uint64_t next_offset;   /**< older ring in the list, 0: last */
+    FLIGHTREC_REGION_WORD(next_offset);   /**< older ring in the list, 0: last */
 
     /* Registry bookkeeping (under the registry lock). */
     uint64_t retire_order;

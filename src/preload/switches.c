@@ -34,6 +34,7 @@
 
 #include <flightrec/format.h>
 #include <flightrec/producer.h>
+#include <flightrec/region.h>
 
 #include <linux/perf_event.h>
 #include <sched.h>
@@ -52,6 +53,42 @@
 #else
 #define COUNTER_IS_CYCLES 0
 #endif
+
+/* The perf ring's positions are 64-bit words the kernel shares with us.
+ * Where 64-bit atomics are not lock-free (flightrec/region.h), they go by
+ * 32-bit halves: the head is read until its upper half holds still, and
+ * the kernel uses the tail only modulo the ring's size, so its lower half
+ * is all it needs. */
+static uint64_t perf_head_load(const void *at)
+{
+#if FLIGHTREC_REGION_NARROW
+    const _Atomic uint32_t *half = (const _Atomic uint32_t *)at;
+    const int low = FLIGHTREC_REGION_WORD_SHIFT / 4, high = 1 - low;
+    uint32_t upper, lower;
+    do {
+        upper = atomic_load_explicit(&half[high], memory_order_acquire);
+        lower = atomic_load_explicit(&half[low], memory_order_acquire);
+    } while (atomic_load_explicit(&half[high], memory_order_acquire) != upper);
+    return (uint64_t)upper << 32 | lower;
+#else
+    return atomic_load_explicit((const _Atomic uint64_t *)at,
+                                memory_order_acquire);
+#endif
+}
+
+static void perf_tail_store(void *at, uint64_t tail)
+{
+#if FLIGHTREC_REGION_NARROW
+    _Atomic uint32_t *half = (_Atomic uint32_t *)at;
+    atomic_store_explicit(&half[FLIGHTREC_REGION_WORD_SHIFT / 4],
+                          (uint32_t)tail, memory_order_release);
+    atomic_store_explicit(&half[1 - FLIGHTREC_REGION_WORD_SHIFT / 4],
+                          (uint32_t)(tail >> 32), memory_order_relaxed);
+#else
+    atomic_store_explicit((_Atomic uint64_t *)at, tail,
+                          memory_order_release);
+#endif
+}
 
 #define CPUS_MAX 1024
 #define DATA_PAGES 64          /* per CPU: 256 KiB, ~8000 switches */
@@ -504,8 +541,7 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
                       &chunk_open, base);
         }
     }
-    atomic_store_explicit((_Atomic uint64_t *)(void *)&r->page->data_tail,
-                          tail, memory_order_release);
+    perf_tail_store(&r->page->data_tail, tail);
     /* Losses with no switch after them yet: said now. */
     if (r->lost > 0 && out_room(fd))
         put_losses(r);
@@ -522,9 +558,7 @@ void preload_switches_drain(int fd, int drained)
     uint64_t base = flightrec__counter_base();
     /* Every switch in the rings now came before this pair. */
     for (int i = 0; i < ring_count; i++)
-        rings[i].head = atomic_load_explicit(
-            (_Atomic uint64_t *)(void *)&rings[i].page->data_head,
-            memory_order_acquire);
+        rings[i].head = perf_head_load(&rings[i].page->data_head);
     take_pair(&pair_counter[1], &pair_ns[1]);
     /* The kernel may have changed its clock's mapping since. */
     if (perf_clock)

@@ -37,7 +37,7 @@ _Alignas(FLIGHTREC__CONTROL_PAGE_BYTES) struct flightrec__control_page
 
 /* The claim of a holder that kept the lock too long: while it is still
  * there, the program does not wait for it again. */
-static uint64_t stuck_claim;
+static flightrec_region_word stuck_claim;
 
 /* Another process (flightrec ctl) may change the control words: between
  * its changes and ours, the region's control lock.  Only a shared hot page
@@ -47,7 +47,7 @@ static int region_lock(void)
     if (flightrec__region_base == NULL ||
         !(region_header()->flags & FLIGHTREC_REGION_HOT_SHARED))
         return 0;
-    _Atomic uint64_t *lock = &region_control()->lock;
+    _Atomic flightrec_region_word *lock = &region_control()->lock;
     if (stuck_claim != 0 &&
         atomic_load_explicit(lock, memory_order_relaxed) == stuck_claim)
         return 0;

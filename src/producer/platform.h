@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flightrec/region.h>
+
 /* Region memory: reserves up to *size bytes (less if that much cannot be
  * had: *size says how much), zeroed, pages committed when first touched.
  * NULL if nothing could be reserved. */
@@ -74,8 +76,8 @@ void flightrec__port_hot_unshare(void *page);
  * excludes a `flightrec ctl` of another process while the program changes
  * the control words.  Needed only while the hot page is shared.  0, or -1
  * when a holder kept it too long (a stopped `flightrec ctl`). */
-int flightrec__port_control_lock(_Atomic uint64_t *lock);
-void flightrec__port_control_unlock(_Atomic uint64_t *lock);
+int flightrec__port_control_lock(_Atomic flightrec_region_word *lock);
+void flightrec__port_control_unlock(_Atomic flightrec_region_word *lock);
 
 /* Identity (signal-safe). */
 int32_t flightrec__port_thread_id(void);

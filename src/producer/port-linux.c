@@ -265,12 +265,12 @@ void flightrec__port_hot_unshare(void *page)
     flightrec__port_message(text, sizeof(text) - 1);
 }
 
-int flightrec__port_control_lock(_Atomic uint64_t *lock)
+int flightrec__port_control_lock(_Atomic flightrec_region_word *lock)
 {
     return fr_control_lock(lock, claim_pid, claim_start, NULL);
 }
 
-void flightrec__port_control_unlock(_Atomic uint64_t *lock)
+void flightrec__port_control_unlock(_Atomic flightrec_region_word *lock)
 {
     fr_control_unlock(lock, claim_pid, claim_start);
 }

@@ -21,7 +21,7 @@ unsigned char *flightrec__region_base;
 
 /* Events lost before the region existed (a handler that interrupted its
  * own thread's start-up): added to the region's count when it comes. */
-static _Atomic uint64_t lost_before_region;
+static _Atomic flightrec_region_word lost_before_region;
 
 
 #if UINTPTR_MAX > UINT32_MAX
@@ -106,6 +106,8 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     h->rings_offset = fixed;
     h->process_offset = process_at;
     h->hot_offset = hot_at;
+    /* Readers of the other kind of shared words refuse the region. */
+    h->flags = FLIGHTREC_REGION_NARROW ? FLIGHTREC_REGION_WORDS_32 : 0;
 #if defined(FLIGHTREC_PORT_COUNTER)
     h->counter_kind = FLIGHTREC_REGION_COUNTER_PORT;
 #elif defined(__x86_64__) || defined(__i386__)

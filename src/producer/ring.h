@@ -20,13 +20,25 @@ _Static_assert(sizeof(struct flightrec_region_header) == 192,
                "region header is 192 bytes");
 _Static_assert(offsetof(struct flightrec_region_header, hot_offset) == 128,
                "region header: hot_offset at 128");
-_Static_assert(offsetof(struct flightrec_region_header, used) == 32,
+/* The shared 8-byte words: their member is the less significant half
+ * where they are 32-bit (region.h, FLIGHTREC_REGION_WORD). */
+#define WORD_AT(type, member) \
+    (offsetof(struct type, member) - FLIGHTREC_REGION_WORD_SHIFT)
+_Static_assert(WORD_AT(flightrec_region_header, used) == 32,
                "region header: used at 32");
-_Static_assert(offsetof(struct flightrec_region_header, ring_list) == 64,
+_Static_assert(WORD_AT(flightrec_region_header, ring_list) == 64,
                "region header: ring_list at 64");
-_Static_assert(offsetof(struct flightrec_region_header, counter_frequency) ==
-                   96,
+_Static_assert(WORD_AT(flightrec_region_header, counter_frequency) == 96,
                "region header: counter_frequency at 96");
+_Static_assert(WORD_AT(flightrec_region_header, lost_without_ring) == 104,
+               "region header: lost_without_ring at 104");
+_Static_assert(WORD_AT(flightrec_region_control, consumer_claim) == 32,
+               "control block: consumer claim at 32");
+_Static_assert(WORD_AT(flightrec_region_ring, next_offset) ==
+                   offsetof(struct flightrec_region_ring, bytes) + 8,
+               "ring: next_offset after bytes");
+_Static_assert(sizeof(flightrec_region_word) == 4 * (1 + !FLIGHTREC_REGION_NARROW),
+               "shared words are 32 bits exactly where they are narrow");
 _Static_assert(sizeof(struct flightrec_region_control) == 704,
                "control block is 704 bytes");
 _Static_assert(offsetof(struct flightrec_region_control, remembered) == 192,
@@ -38,7 +50,7 @@ _Static_assert(offsetof(struct flightrec_region_control, filter) == 64,
                "control block: filter at 64");
 _Static_assert(offsetof(struct flightrec_region_control, consumer_pid) == 24,
                "control block: consumer at 24");
-_Static_assert(offsetof(struct flightrec_region_control, lock) == 40 &&
+_Static_assert(WORD_AT(flightrec_region_control, lock) == 40 &&
                    offsetof(struct flightrec_region_control,
                             rewind_request) == 48,
                "control block: lock at 40, rewind at 48");

@@ -16,7 +16,8 @@ static uint64_t monotonic_at_base;      /* monotonic ns at base */
 #define FREQUENCY_STATED 1
 #else
 #define FREQUENCY_STATED 0
-static _Atomic uint64_t frequency_cache;
+/* A region word: lock-free wherever the header's copy is (region.h). */
+static _Atomic flightrec_region_word frequency_cache;
 #endif
 
 #if !defined(FLIGHTREC_PORT_COUNTER) && !defined(__x86_64__) && \

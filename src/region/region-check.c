@@ -83,6 +83,15 @@ int fr_region_check(const void *region, size_t size, char *message,
                       (unsigned)h->item_size, FLIGHTREC_REGION_LAYOUT_VERSION,
                       sizeof(*h), sizeof(struct flightrec_region_ring),
                       sizeof(struct flightrec_region_item));
+    /* The other kind's claims and atomics would not exclude the writer's
+     * (region.h, FLIGHTREC_REGION_WORD). */
+    uint32_t words_32 = h->flags & FLIGHTREC_REGION_WORDS_32;
+    if (words_32 != (FLIGHTREC_REGION_NARROW ? FLIGHTREC_REGION_WORDS_32 : 0))
+        return refuse(message, message_size,
+                      "byte 124: region with %u-bit shared words (flightrec "
+                      "%s); this reader (flightrec %s) uses %u-bit ones",
+                      words_32 ? 32u : 64u, theirs, ours,
+                      FLIGHTREC_REGION_NARROW ? 32u : 64u);
     uint64_t used = atomic_load_explicit(&h->used, memory_order_acquire);
     if (used > size || used > h->region_size)
         return refuse(message, message_size,

@@ -334,15 +334,34 @@ int fr_session_locate(const char *arg, char *path, size_t size,
 }
 
 /* The claim is one word, so that taking it is one compare-and-swap: the
- * consumer's pid (22 bits) and its start time (42 bits). */
-static uint64_t claim_token(int32_t pid, uint64_t start)
+ * holder's pid (22 bits: Linux's pid_max is at most 2^22) above the low
+ * bits of its start time, 42 of them in a 64-bit word.  A 32-bit word
+ * keeps 10 (10.24 s at 100 ticks a second): a dead holder's claim then
+ * looks alive only if its pid went to a process started a multiple of
+ * 1024 ticks later, and until that one exits. */
+#if FLIGHTREC_REGION_NARROW
+#define CLAIM_START_BITS 10
+#else
+#define CLAIM_START_BITS 42
+#endif
+_Static_assert(CLAIM_START_BITS + 22 == 8 * sizeof(flightrec_region_word),
+               "a claim is a 22-bit pid and the rest of the start time");
+
+static flightrec_region_word claim_token(int32_t pid, uint64_t start)
 {
-    return (uint64_t)(uint32_t)pid << 42 | (start & (((uint64_t)1 << 42) - 1));
+    return (flightrec_region_word)(uint32_t)pid << CLAIM_START_BITS |
+           (flightrec_region_word)(start &
+                                   (((uint64_t)1 << CLAIM_START_BITS) - 1));
 }
 
-static int claim_alive(uint64_t token)
+static int32_t claim_pid(flightrec_region_word token)
 {
-    int32_t pid = (int32_t)(token >> 42);
+    return (int32_t)(token >> CLAIM_START_BITS);
+}
+
+static int claim_alive(flightrec_region_word token)
+{
+    int32_t pid = claim_pid(token);
     if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
         return 0;
     /* A zombie holds nothing: it will never release what it held. */
@@ -353,14 +372,14 @@ static int claim_alive(uint64_t token)
 int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
                       uint64_t start, int32_t *holder)
 {
-    uint64_t mine = claim_token(pid, start);
+    flightrec_region_word mine = claim_token(pid, start);
     for (int attempt = 0; attempt < 100; attempt++) {
-        uint64_t current = atomic_load_explicit(&control->consumer_claim,
-                                                memory_order_acquire);
+        flightrec_region_word current = atomic_load_explicit(
+            &control->consumer_claim, memory_order_acquire);
         if (current == mine)
             return 0;
         if (current != 0 && claim_alive(current)) {
-            *holder = (int32_t)(current >> 42);
+            *holder = claim_pid(current);
             return -1;
         }
         if (atomic_compare_exchange_strong_explicit(
@@ -379,9 +398,9 @@ int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
 void fr_consumer_release(struct flightrec_region_control *control,
                          int32_t pid)
 {
-    uint64_t current = atomic_load_explicit(&control->consumer_claim,
-                                            memory_order_acquire);
-    if ((int32_t)(current >> 42) != pid)
+    flightrec_region_word current = atomic_load_explicit(
+        &control->consumer_claim, memory_order_acquire);
+    if (claim_pid(current) != pid)
         return;
     if (atomic_compare_exchange_strong_explicit(
             &control->consumer_claim, &current, 0, memory_order_acq_rel,
@@ -390,18 +409,18 @@ void fr_consumer_release(struct flightrec_region_control *control,
 }
 
 /* The claims are shared with other processes: only a lock-free atomic
- * works across them. */
-_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2,
-               "64-bit atomics are lock-free (claims across processes)");
+ * works across them (region.h, FLIGHTREC_REGION_WORD). */
+_Static_assert(__atomic_always_lock_free(sizeof(flightrec_region_word), 0),
+               "the region's shared words are lock-free atomics");
 
-int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
-                    int32_t *holder)
+int fr_control_lock(_Atomic flightrec_region_word *lock, int32_t pid,
+                    uint64_t start, int32_t *holder)
 {
-    uint64_t mine = claim_token(pid, start);
+    flightrec_region_word mine = claim_token(pid, start);
     struct timespec began, now;
     clock_gettime(CLOCK_MONOTONIC, &began);
     for (unsigned spins = 0;; spins++) {
-        uint64_t current = 0;
+        flightrec_region_word current = 0;
         if (atomic_compare_exchange_weak_explicit(lock, &current, mine,
                                                   memory_order_acquire,
                                                   memory_order_relaxed))
@@ -418,7 +437,7 @@ int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
             clock_gettime(CLOCK_MONOTONIC, &now);
             if (now.tv_sec - began.tv_sec >= 2) {
                 if (holder != NULL)
-                    *holder = (int32_t)(current >> 42);
+                    *holder = claim_pid(current);
                 return -1;
             }
         }
@@ -426,9 +445,10 @@ int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
     }
 }
 
-void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start)
+void fr_control_unlock(_Atomic flightrec_region_word *lock, int32_t pid,
+                       uint64_t start)
 {
-    uint64_t mine = claim_token(pid, start);
+    flightrec_region_word mine = claim_token(pid, start);
     (void)atomic_compare_exchange_strong_explicit(
         lock, &mine, 0, memory_order_release, memory_order_relaxed);
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flightrec/region.h>
+
 #define FR_SESSION_SUFFIX ".region"
 
 /* The session directory of the calling user into @path.  With @create it
@@ -108,8 +110,9 @@ int fr_consumer_claim(struct flightrec_region_control *control, int32_t pid,
  * ctl`; a holder that died (its pid gone or reused, or a zombie) loses it.
  * Waits while a live holder has it (a few stores), 2 s at most: then -1,
  * and the holder's pid in *@holder (if not NULL). */
-int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
-                    int32_t *holder);
-void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start);
+int fr_control_lock(_Atomic flightrec_region_word *lock, int32_t pid,
+                    uint64_t start, int32_t *holder);
+void fr_control_unlock(_Atomic flightrec_region_word *lock, int32_t pid,
+                       uint64_t start);
 void fr_consumer_release(struct flightrec_region_control *control,
                          int32_t pid);

@@ -13,13 +13,16 @@
  */
 #include "producer-test.h"
 
+#include <flightrec/region.h>
+
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
-/* The counter: set by the test; atomic because handlers read it too. */
-static _Atomic uint64_t test_now;
+/* The counter: set by the test; atomic because handlers read it too, so
+ * lock-free on every host (32 bits where 64-bit atomics are not). */
+static _Atomic flightrec_region_word test_now;
 
 uint64_t flightrec_port_counter(void)
 {

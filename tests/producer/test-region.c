@@ -221,7 +221,12 @@ TEST(header_describes_the_region)
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     CHECK_EQ_U(h->hot_offset % page, 0);
     CHECK_EQ_U(h->rings_offset, h->hot_offset + page);
-    CHECK_EQ_U(h->flags, FLIGHTREC_REGION_HOT_SHARED);
+    /* Shared words are 32-bit exactly where this CPU has no lock-free
+     * 64-bit atomics. */
+    CHECK_EQ_U(h->flags, FLIGHTREC_REGION_HOT_SHARED |
+                             (__atomic_always_lock_free(8, 0)
+                                  ? 0u
+                                  : FLIGHTREC_REGION_WORDS_32));
     const struct flightrec_region_hot *hot =
         (const void *)(flightrec__region_base + h->hot_offset);
     CHECK((const void *)hot != (const void *)&flightrec__control_page);
@@ -255,6 +260,76 @@ TEST(header_describes_the_region)
     CHECK_EQ_I(fr_region_check(flightrec__region_base, used_bytes(), message,
                                sizeof(message)),
                0);
+}
+
+/* The 8 bytes at @offset of @base as one number of this host's order. */
+static uint64_t eight_bytes_at(const unsigned char *base, size_t offset)
+{
+    uint64_t value;
+    memcpy(&value, base + offset, sizeof(value));
+    return value;
+}
+
+/* Whatever the width of the shared words, their 8 bytes read as 64 bits
+ * say the same (docs/format.md: the layout does not change). */
+TEST(shared_words_read_the_same_as_64_bits)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    flightrec_produce(FLIGHTREC_USER(1), 1);
+    const unsigned char *base = flightrec__region_base;
+    const struct flightrec_region_header *h = (const void *)base;
+    uint64_t used = atomic_load(&h->used);
+    uint64_t first = atomic_load(&h->ring_list);
+    CHECK(used > h->rings_offset);
+    CHECK(first >= h->rings_offset && first < used);
+    CHECK_EQ_U(eight_bytes_at(base, 32), used);
+    CHECK_EQ_U(eight_bytes_at(base, 64), first);
+    CHECK_EQ_U(eight_bytes_at(base, 96), atomic_load(&h->counter_frequency));
+    CHECK_EQ_U(eight_bytes_at(base, 104), 0); /* nothing lost */
+    CHECK_EQ_U(atomic_load(&h->lost_without_ring), 0);
+    const struct flightrec_region_ring *ring = (const void *)(base + first);
+    size_t next_at = first + offsetof(struct flightrec_region_ring, bytes) + 8;
+    CHECK_EQ_U(eight_bytes_at(base, next_at),
+               atomic_load(&ring->next_offset));
+    /* The thread's ring pair: the newer links to its partner. */
+    CHECK_EQ_U(atomic_load(&ring->next_offset), ring->partner_offset);
+}
+
+/* The claim of process @pid started at @start, as docs/format.md spells
+ * it for each width of the shared words. */
+static uint64_t expected_claim(int32_t pid, uint64_t start)
+{
+    if (FLIGHTREC_REGION_NARROW)
+        return (uint64_t)(uint32_t)pid << 10 | (start & 1023u);
+    return (uint64_t)(uint32_t)pid << 42 | (start & (((uint64_t)1 << 42) - 1));
+}
+
+TEST(claims_hold_the_pid_and_start_time)
+{
+    setup_or_die(64, FLIGHTREC_MODE_FLIGHT);
+    unsigned char *base = flightrec__region_base;
+    const struct flightrec_region_header *h = (const void *)base;
+    struct flightrec_region_control *c = (void *)(base + h->control_offset);
+    int32_t self = (int32_t)getpid(), holder = 0;
+    uint64_t start = fr_process_start_time(self);
+    CHECK(start != 0);
+    CHECK_EQ_I(fr_consumer_claim(c, self, start, &holder), 0);
+    CHECK_EQ_U(atomic_load(&c->consumer_claim), expected_claim(self, start));
+    CHECK_EQ_U(eight_bytes_at(base, h->control_offset + 32),
+               expected_claim(self, start));
+    CHECK_EQ_I(atomic_load(&c->consumer_pid), self);
+    fr_consumer_release(c, self);
+    CHECK_EQ_U(atomic_load(&c->consumer_claim), 0);
+    CHECK_EQ_I(atomic_load(&c->consumer_pid), 0);
+
+    /* A lock left by this pid with another start time is a dead
+     * holder's: taken over, then given back. */
+    atomic_store(&c->lock, expected_claim(self, start + 1));
+    CHECK_EQ_I(fr_control_lock(&c->lock, self, start, &holder), 0);
+    CHECK_EQ_U(eight_bytes_at(base, h->control_offset + 40),
+               expected_claim(self, start));
+    fr_control_unlock(&c->lock, self, start);
+    CHECK_EQ_U(atomic_load(&c->lock), 0);
 }
 
 /* No pointers inside: a copy elsewhere reads exactly as the original. */
@@ -352,6 +427,17 @@ TEST(foreign_regions_are_refused_with_a_message)
     expect_refusal(copy, size, expected);
     h->word_size = sizeof(uintptr_t);
 
+    /* The other width of shared words: claims and atomics that would not
+     * exclude the writer's. */
+    h->flags ^= FLIGHTREC_REGION_WORDS_32;
+    snprintf(expected, sizeof(expected),
+             "byte 124: region with %s-bit shared words (flightrec %s); "
+             "this reader (flightrec %s) uses %s-bit ones",
+             FLIGHTREC_REGION_NARROW ? "64" : "32", ours, ours,
+             FLIGHTREC_REGION_NARROW ? "32" : "64");
+    expect_refusal(copy, size, expected);
+    h->flags ^= FLIGHTREC_REGION_WORDS_32;
+
     h->magic = 0x46525247u; /* the magic byte-swapped */
     expect_refusal(copy, size,
                    "region written with the other byte order; this reader "
@@ -419,6 +505,7 @@ TEST(ring_reader_reads_a_region_built_by_hand)
     atomic_store(&h->ring_count, 1);
     h->process_id = 4242;
     atomic_store(&h->counter_frequency, 1000000000u);
+    h->flags = FLIGHTREC_REGION_NARROW ? FLIGHTREC_REGION_WORDS_32 : 0;
     struct flightrec_region_control *c = (void *)(base + 192);
     c->items = 16;
 
@@ -500,7 +587,9 @@ TEST(drain_refused_while_another_consumer_holds_the_claim)
     FILE *file = tmpfile();
     CHECK_EQ_I(flightrec_drain(fileno(file)), -EBUSY);
     /* A holder that is gone (this pid with another start time). */
-    atomic_store(&c->consumer_claim, (uint64_t)(uint32_t)getpid() << 42 | 1);
+    atomic_store(&c->consumer_claim,
+                 expected_claim((int32_t)getpid(),
+                                fr_process_start_time((int32_t)getpid()) + 1));
     CHECK_EQ_I(flightrec_drain(fileno(file)), 0);
     CHECK_EQ_I(fr_consumer_claim(c, (int32_t)parent,
                                  fr_process_start_time((int32_t)parent),

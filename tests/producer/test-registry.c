@@ -7,6 +7,8 @@
  */
 #include "producer-test.h"
 
+#include <flightrec/region.h>
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -279,7 +281,8 @@ TEST(drained_exited_thread_still_dumps)
 /*=====   Signals after a thread's exit   =====*/
 
 static atomic_int storm_on;
-static atomic_uint_least64_t storm_handled;
+/* Lock-free on every host (32 bits where 64-bit atomics are not). */
+static _Atomic flightrec_region_word storm_handled;
 
 static void storm_handler(int sig)
 {

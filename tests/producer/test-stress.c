@@ -19,6 +19,8 @@
  */
 #include "producer-test.h"
 
+#include <flightrec/region.h>
+
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,7 +35,9 @@ static _Atomic int producers_done;
 static _Atomic int stop_signals;
 static _Atomic int signals_over;    /* the signaller has been joined */
 static _Atomic int signals_on;
-static _Atomic uint64_t handler_count[PRODUCERS];
+/* Lock-free on every host (32 bits where 64-bit atomics are not): the
+ * handlers change them. */
+static _Atomic flightrec_region_word handler_count[PRODUCERS];
 static _Thread_local int my_index = -1;
 
 static void on_signal(int signo)

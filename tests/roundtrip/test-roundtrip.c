@@ -7,6 +7,7 @@
  */
 #include <flightrec.h>
 #include <flightrec/client.h>
+#include <flightrec/region.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,7 +23,9 @@
 #include "stream-parse.h"
 #include "test.h"
 
-static _Atomic uint64_t test_now;
+/* Lock-free on every host (32 bits where 64-bit atomics are not): the
+ * counter is read in signal handlers too. */
+static _Atomic flightrec_region_word test_now;
 
 uint64_t flightrec_port_counter(void)
 {

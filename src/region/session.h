@@ -47,8 +47,6 @@ int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
  * whose pid was reused. */
 uint64_t fr_process_start_time(int32_t pid);
 
-#endif
-
 /* An open session file, mapped. */
 struct fr_session {
     char path[512];
@@ -113,3 +111,5 @@ int fr_control_lock(_Atomic uint64_t *lock, int32_t pid, uint64_t start,
 void fr_control_unlock(_Atomic uint64_t *lock, int32_t pid, uint64_t start);
 void fr_consumer_release(struct flightrec_region_control *control,
                          int32_t pid);
+
+#endif

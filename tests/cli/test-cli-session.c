@@ -1074,12 +1074,16 @@ static void event_and_data(const char *csv, char *out, size_t size)
     }
 }
 
+/* The standard error of the last start_execer() child. */
+static char execer_err[700];
+
 /* Forks a process that records USER(7) 100..102, then waits for a byte on
  * the pipe whose write end is *@go and execs @program (with @arg); its
- * standard input is the pipe and its standard error @err_path. */
-static pid_t start_execer(int *go, const char *err_path, const char *program,
-                          const char *arg)
+ * standard input is the pipe and its standard error execer_err. */
+static pid_t start_execer(int *go, const char *program, const char *arg)
 {
+    snprintf(execer_err, sizeof(execer_err), "%s/child.err", scratch);
+    const char *err_path = execer_err;
     int ready[2], order[2];
     CHECK_EQ_I(pipe(ready), 0);
     CHECK_EQ_I(pipe2(order, O_CLOEXEC), 0);
@@ -1114,10 +1118,8 @@ static pid_t start_execer(int *go, const char *err_path, const char *program,
 TEST(ctl_after_exec_is_refused)
 {
     use_own_sessions("ctl-exec");
-    char child_err[700];
-    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
     int go;
-    pid_t child = start_execer(&go, child_err, "/bin/sleep", "30");
+    pid_t child = start_execer(&go, "/bin/sleep", "30");
     char args[200], out[4096], err[4096], expect[300];
     snprintf(args, sizeof(args), "ctl %d", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
@@ -1142,10 +1144,8 @@ TEST(ctl_after_exec_is_refused)
 TEST(ls_and_stream_after_exec_take_the_process_for_dead)
 {
     use_own_sessions("ls-exec");
-    char child_err[700];
-    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
     int go;
-    pid_t child = start_execer(&go, child_err, "/bin/sleep", "30");
+    pid_t child = start_execer(&go, "/bin/sleep", "30");
     CHECK_EQ_I((int)write(go, "x", 1), 1);
     close(go);
     CHECK(wait_for_program(child, "sleep"));
@@ -1216,11 +1216,10 @@ TEST(ls_and_stream_after_exec_take_the_process_for_dead)
 TEST(serve_ends_when_its_process_calls_exec)
 {
     use_own_sessions("serve-exec");
-    char child_err[700], serve_err[700];
-    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
+    char serve_err[700];
     snprintf(serve_err, sizeof(serve_err), "%s/serve.err", scratch);
     int go;
-    pid_t child = start_execer(&go, child_err, "/bin/sleep", "30");
+    pid_t child = start_execer(&go, "/bin/sleep", "30");
     pid_t server = fork();
     CHECK(server >= 0);
     if (server == 0) {
@@ -1262,10 +1261,8 @@ TEST(serve_ends_when_its_process_calls_exec)
 TEST(exec_into_a_recording_program_gets_its_own_session)
 {
     use_own_sessions("exec-rec");
-    char child_err[700];
-    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
     int go;
-    pid_t child = start_execer(&go, child_err, SERVE_ENV_TARGET, "5");
+    pid_t child = start_execer(&go, SERVE_ENV_TARGET, "5");
     CHECK_EQ_I((int)write(go, "x", 1), 1);
     CHECK(wait_for_program(child, "serve-env-targe"));
     /* serve-env-target records USER(0) 0..4 once a byte comes. */
@@ -1286,7 +1283,7 @@ TEST(exec_into_a_recording_program_gets_its_own_session)
     }
     CHECK_EQ_S(events, expect);
     char text[1024];
-    read_file(child_err, text, sizeof(text));
+    read_file(execer_err, text, sizeof(text));
     CHECK_EQ_S(text, "");
     /* Both sessions listed: the first program's dead, the new one's
      * alive. */

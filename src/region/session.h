@@ -29,10 +29,6 @@
 int fr_session_dir(char *path, size_t size, int create, char *message,
                    size_t message_size);
 
-/* "DIR/PID-START.region" into @out; 0, or -1 if it does not fit. */
-int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
-                    uint64_t start_time);
-
 /* Creates the session file of the program now running as process @pid
  * (start time @start_time) in @dir, 0600, O_EXCL, not following a link:
  * "PID-START.region", or, when an earlier program of the same process (it

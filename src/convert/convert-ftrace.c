@@ -8,11 +8,19 @@
  * atrace markers (tracing_mark_write B/E/C/I) for other slices, counters and
  * single events, which Perfetto and Trace Compass both read.  Nine decimals
  * keep nanoseconds (both readers accept more than the kernel's six).
+ *
+ * The CPU column: a processor ring's line is on its CPU.  A thread's own
+ * events are on the CPU the processor rings last switched it in on (a
+ * thread records only while it runs); before that, and in a stream without
+ * processor rings (recorded without `flightrec record`'s context switches),
+ * the CPU is not known and shows as 000.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/fmt.h"
+#include "util/hash-map.h"
 #include "convert-model-sink.h"
 #include "util/out-buffer.h"
 #include "convert.h"
@@ -20,7 +28,44 @@
 struct ft_sink {
     struct fr_model_sink ms;
     int64_t pid;             /* tgid for atrace markers, -1: per thread */
+    /* The CPU each thread was last switched in on (processor rings):
+     * thread id -> index into cpu_of_thread. */
+    struct fr_hash_map threads_seen;
+    uint32_t *cpu_of_thread;
+    size_t cpu_cap;
 };
+
+/* Thread @a tid runs on @a cpu from now on; 0, or -1 out of memory. */
+static int thread_runs_on(struct ft_sink *s, int64_t tid, uint32_t cpu)
+{
+    uint32_t i = fr_hash_map_add(&s->threads_seen, (uint64_t)tid, NULL);
+    if (i == FR_HASH_NONE)
+        return -1;
+    if (i >= s->cpu_cap) {
+        size_t cap = s->cpu_cap ? 2 * s->cpu_cap : 64;
+        uint32_t *grown = realloc(s->cpu_of_thread, cap * sizeof *grown);
+        if (grown == NULL) {
+            fr_hash_map_remove(&s->threads_seen, (uint64_t)tid);
+            return -1;
+        }
+        s->cpu_of_thread = grown;
+        s->cpu_cap = cap;
+    }
+    s->cpu_of_thread[i] = cpu;
+    return 0;
+}
+
+/* The CPU column of a line in context @a c. */
+static uint32_t line_cpu(const struct ft_sink *s, const struct fr_ctx *c)
+{
+    if (s->ms.base.kernel || c->on_cpu)
+        return c->cpu;
+    const struct fr_track *t = c->thread;
+    if (t == NULL || fr_hash_map_count(&s->threads_seen) == 0)
+        return 0;
+    uint32_t i = fr_hash_map_find(&s->threads_seen, (uint64_t)t->tid);
+    return i == FR_HASH_NONE ? 0 : s->cpu_of_thread[i];
+}
 
 /* Longest line: sched_switch with two 63-byte names, numbers at their
  * widest, plus the prefix. */
@@ -106,7 +151,7 @@ static char *prefix(struct ft_sink *s, char *p, const struct fr_ctx *c,
     *p++ = '-';
     p = fr_fmt_i64_left(p, fr_track_pid(t), 7);
     p = FR_FMT_LIT(p, " [");
-    p = fr_fmt_u64_zero(p, s->ms.base.kernel || c->on_cpu ? c->cpu : 0, 3);
+    p = fr_fmt_u64_zero(p, line_cpu(s, c), 3);
     p = FR_FMT_LIT(p, "] ");
     p = fr_fmt_mem(p, flags, 5);
     *p++ = ' ';
@@ -159,6 +204,8 @@ static char *switch_comm(char *p, const struct fr_track *t, uint32_t cpu)
 static int ft_cpu_run(struct ft_sink *s, const struct fr_ctx *c,
                       const struct fr_slice *sl, int begins, char state)
 {
+    if (begins && thread_runs_on(s, (int64_t)sl->key, c->cpu) != 0)
+        return -1;
     struct fr_track thread, idle;
     memset(&thread, 0, sizeof thread);
     memset(&idle, 0, sizeof idle);
@@ -391,8 +438,15 @@ static int ft_header(struct fr_model_sink *ms)
     return fr_model_sink_status(ms);
 }
 
+static void ft_destroy(struct fr_model_sink *ms)
+{
+    struct ft_sink *s = (struct ft_sink *)ms;
+    fr_hash_map_free(&s->threads_seen);
+    free(s->cpu_of_thread);
+}
+
 static const struct fr_model_sink_format ft_format = {
-    &ft_model_ops, ft_header, NULL
+    &ft_model_ops, ft_header, NULL, ft_destroy
 };
 
 int fr_ftrace_create(struct fr_sink **out, const char *path, char *err,

@@ -348,7 +348,7 @@ static void js_trailer(struct fr_model_sink *ms)
 }
 
 static const struct fr_model_sink_format js_format = {
-    &js_model_ops, js_header, js_trailer
+    &js_model_ops, js_header, js_trailer, NULL
 };
 
 int fr_json_create(struct fr_sink **out, const char *path, char *err,

@@ -50,6 +50,8 @@ static int ms_end(struct fr_sink *base)
 static void ms_destroy(struct fr_sink *base)
 {
     struct fr_model_sink *s = (struct fr_model_sink *)base;
+    if (s->format->destroy != NULL)
+        s->format->destroy(s);
     if (s->model_ready)
         fr_model_free(&s->model);
     /* Still open: the conversion failed; leave nothing behind. */

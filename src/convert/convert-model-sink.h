@@ -23,6 +23,9 @@ struct fr_model_sink_format {
     int (*begin)(struct fr_model_sink *s);
     /* Before the output is closed; NULL when the format has none. */
     void (*trailer)(struct fr_model_sink *s);
+    /* Frees what the format holds, whether the conversion ended or
+     * failed; NULL when it holds nothing. */
+    void (*destroy)(struct fr_model_sink *s);
 };
 
 struct fr_model_sink {

@@ -150,6 +150,7 @@ static int push(struct fr_model *m, const struct fr_ctx *c, struct fr_track *t,
     }
     struct fr_slice *s = &t->stack[t->depth++];
     s->kind = (uint8_t)kind;
+    s->blocked = 0; /* the slot may hold a run that ended blocked */
     s->event = event;
     s->key = key;
     s->data = data;

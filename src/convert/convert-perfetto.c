@@ -453,7 +453,7 @@ static void pf_trailer(struct fr_model_sink *ms)
 }
 
 static const struct fr_model_sink_format pf_format = {
-    &pf_model_ops, pf_header, pf_trailer
+    &pf_model_ops, pf_header, pf_trailer, NULL
 };
 
 int fr_perfetto_create(struct fr_sink **out, const char *path, char *err,

@@ -62,14 +62,6 @@ int fr_session_dir(char *path, size_t size, int create, char *message,
     return 0;
 }
 
-int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
-                    uint64_t start_time)
-{
-    int n = snprintf(out, size, "%s/%d-%llu%s", dir, (int)pid,
-                     (unsigned long long)start_time, FR_SESSION_SUFFIX);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
 int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
                       uint64_t start_time)
 {

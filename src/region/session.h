@@ -31,10 +31,6 @@
 int fr_session_dir(char *path, size_t size, int create, char *message,
                    size_t message_size);
 
-/* "DIR/PID-START.region" into @out; 0, or -1 if it does not fit. */
-int fr_session_path(char *out, size_t size, const char *dir, int32_t pid,
-                    uint64_t start_time);
-
 /* Creates the session file of the program now running as process @pid
  * (start time @start_time) in @dir, 0600, O_EXCL, not following a link:
  * "PID-START.region", or, when an earlier program of the same process (it
@@ -48,8 +44,6 @@ int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
  * 0 if there is no such process.  Tells a live process from a dead one
  * whose pid was reused. */
 uint64_t fr_process_start_time(int32_t pid);
-
-#endif
 
 /* An open session file, mapped. */
 struct fr_session {
@@ -116,3 +110,5 @@ void fr_control_unlock(_Atomic flightrec_region_word *lock, int32_t pid,
                        uint64_t start);
 void fr_consumer_release(struct flightrec_region_control *control,
                          int32_t pid);
+
+#endif

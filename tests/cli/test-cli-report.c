@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "spawn.h"
 #include "stream-vector.h"
 #include "test.h"
 
@@ -31,31 +32,8 @@
 
 /*=====   Running   =====*/
 
-struct run {
-    int status;
-    char *out;
-    char *err;
-};
-
-/* The whole of a file, NUL-terminated. */
-static char *slurp(const char *path)
-{
-    struct stat st;
-    int fd = open(path, O_RDONLY);
-
-    CHECK(fd >= 0 && fstat(fd, &st) == 0);
-    char *text = malloc((size_t)st.st_size + 1);
-    size_t done = 0;
-    CHECK(text != NULL);
-    while (done < (size_t)st.st_size) {
-        ssize_t n = read(fd, text + done, (size_t)st.st_size - done);
-        CHECK(n > 0);
-        done += (size_t)n;
-    }
-    text[done] = '\0';
-    close(fd);
-    return text;
-}
+/* The whole of a file (spawn.h). */
+#define slurp spawn_slurp
 
 static void scratch_into(char *buf, size_t size, const char *name)
 {
@@ -76,35 +54,10 @@ static const char *scratch(const char *name)
 
 /* Runs argv[0] with the other arguments; stdin from @a in (or
  * /dev/null). */
-static void run_argv(struct run *r, const char *in, const char *const *argv)
+static void run_argv(struct spawn_run *r, const char *in,
+                     const char *const *argv)
 {
-    char out_path[700], err_path[700];
-
-    scratch_into(out_path, sizeof out_path, "stdout");
-    scratch_into(err_path, sizeof err_path, "stderr");
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        int i = open(in ? in : "/dev/null", O_RDONLY);
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (i < 0 || o < 0 || e < 0)
-            _exit(126);
-        dup2(i, 0);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], (char *const *)argv);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        CHECK(errno == EINTR);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r->out = slurp(out_path);
-    r->err = slurp(err_path);
-    unlink(out_path);
-    unlink(err_path);
+    spawn_run(r, CLI_TEST_DIR, in, argv);
 }
 
 #define REPORT(r, ...) \
@@ -114,11 +67,7 @@ static void run_argv(struct run *r, const char *in, const char *const *argv)
         run_argv((r), NULL, argv_); \
     } while (0)
 
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
+#define run_free spawn_run_free
 
 static void write_file(const char *path, const void *buf, size_t len)
 {
@@ -145,7 +94,7 @@ static char *py_json(const char *json, const char *expr)
                "print(%s)\n", expr);
     CHECK(fclose(f) == 0);
     const char *const argv[] = { "python3", script, doc, NULL };
-    struct run r;
+    struct spawn_run r;
     run_argv(&r, NULL, argv);
     if (r.status != 0)
         TEST_FAIL("python3 failed on %s: %s", expr, r.err);
@@ -243,7 +192,7 @@ static const char *lock_file(void)
 TEST(locks_exact)
 {
     const char *path = lock_file();
-    struct run r;
+    struct spawn_run r;
 
     REPORT(&r, "--json", path);
     CHECK_EQ_I(r.status, 0);
@@ -304,7 +253,7 @@ TEST(locks_from_pipe)
 {
     const char *path = lock_file();
     char cmd[1500];
-    struct run file, pipe;
+    struct spawn_run file, pipe;
 
     REPORT(&file, "--json", path);
     CHECK_EQ_I(file.status, 0);
@@ -374,7 +323,7 @@ static const char *heap_file(void)
 TEST(heap_exact)
 {
     const char *path = heap_file();
-    struct run r;
+    struct spawn_run r;
 
     REPORT(&r, "--json", path);
     CHECK_EQ_I(r.status, 0);
@@ -418,7 +367,7 @@ TEST(heap_exact)
 TEST(heap_leak_by_count)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     start(&v, 1);
     fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
@@ -471,7 +420,7 @@ static const char *io_file(void)
 TEST(io_exact)
 {
     const char *path = io_file();
-    struct run r;
+    struct spawn_run r;
 
     REPORT(&r, "--json", path);
     CHECK_EQ_I(r.status, 0);
@@ -523,7 +472,7 @@ TEST(io_exact)
 TEST(lossy_trace)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     start(&v, 1);
     fr_vec_flightrec_chunk(&v, 0, 100, "alpha", 0, 0, 0, 0);
@@ -566,7 +515,7 @@ TEST(lossy_trace)
 TEST(spans_nested)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     start(&v, 1);
     fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
@@ -594,7 +543,7 @@ TEST(spans_nested)
 TEST(threads_cpu)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     start(&v, 2);
     fr_vec_flightrec_chunk(&v, 0, 100, "busy", 0, 0, 0, 0);
@@ -628,7 +577,7 @@ TEST(threads_cpu)
 TEST(names_escaped)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     start(&v, 1);
     fr_vec_flightrec_chunk(&v, 0, 100, "<b>\x1b[31mx&", 0, 0, 0, 0);
@@ -659,7 +608,7 @@ TEST(rtems_cpu_time)
 {
     struct fr_rtems_table t;
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
     char table[600];
     static const struct {
         uint32_t id;
@@ -712,7 +661,7 @@ TEST(rtems_cpu_time)
 TEST(truncated_input)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     start(&v, 1);
     fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
@@ -755,7 +704,7 @@ TEST(html_file)
     const char *html = scratch("out.html");
     char missing[700];
     struct stat st;
-    struct run r;
+    struct spawn_run r;
 
     /* An existing file is replaced, with mode 0600. */
     write_file(html, "old", 3);
@@ -807,7 +756,7 @@ TEST(html_file)
  * known figures. */
 /* Loads @a html in headless Chromium: its DOM on r->out, its log on
  * r->err. */
-static void chromium_load(struct run *r, const char *html)
+static void chromium_load(struct spawn_run *r, const char *html)
 {
     char url[800], profile[700], flag_profile[760];
 
@@ -825,7 +774,7 @@ static void chromium_load(struct run *r, const char *html)
         TEST_FAIL("chromium is not installed (Debian package 'chromium'; "
                   "scripts/install-deps.sh test installs it)");
     run_argv(r, NULL, argv);
-    struct run rm;
+    struct spawn_run rm;
     const char *const rm_argv[] = { "rm", "-rf", profile, NULL };
     run_argv(&rm, NULL, rm_argv);
     run_free(&rm);
@@ -842,7 +791,7 @@ static int console_messages(const char *log)
 static void chromium_check(const char *html, const char *const *want,
                            size_t nwant)
 {
-    struct run r;
+    struct spawn_run r;
 
     chromium_load(&r, html);
     if (console_messages(r.err))
@@ -864,7 +813,7 @@ TEST(chromium_sees_console_errors)
         "Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'"
         "\"></head><body><img src=\"http://127.0.0.1:9/x.png\"><p>x</p>"
         "</body></html>";
-    struct run r;
+    struct spawn_run r;
 
     write_file(html, page, strlen(page));
     chromium_load(&r, html);
@@ -879,7 +828,7 @@ TEST(html_in_chromium)
     const char *heap = heap_file();
     const char *io = io_file();
     const char *html = scratch("chromium.html");
-    struct run r;
+    struct spawn_run r;
 
     REPORT(&r, "--html", html, locks);
     CHECK_EQ_I(r.status, 0);
@@ -979,7 +928,7 @@ static const char *long_file_apart(const char *name, unsigned n)
 }
 
 /* The most memory (KiB) a report of @a path used, and its JSON. */
-static long report_maxrss(const char *path, struct run *r)
+static long report_maxrss(const char *path, struct spawn_run *r)
 {
     char out_path[700];
     struct rusage ru;
@@ -1007,7 +956,7 @@ static long report_maxrss(const char *path, struct run *r)
 
 TEST(memory_bounded)
 {
-    struct run a, b;
+    struct spawn_run a, b;
     const char *short_path = long_file_apart("long-1.rec", 20000);
     long small = report_maxrss(short_path, &a);
     unlink(short_path);
@@ -1073,7 +1022,7 @@ static uint64_t measured(const char *out, const char *name)
 TEST(recorded_program)
 {
     const char *rec = scratch("target.rec");
-    struct run prog, rep, print;
+    struct spawn_run prog, rep, print;
 
     unlink(rec);
     const char *const argv[] = { FLIGHTREC_BIN, "record", "-o", rec, "--",
@@ -1200,7 +1149,7 @@ TEST(live_session_pid)
     snprintf(pid_text, sizeof pid_text, "%llu",
              (unsigned long long)measured(buf, "pid"));
     uint64_t lock = measured(buf, "lock");
-    struct run r;
+    struct spawn_run r;
     REPORT(&r, "--json", pid_text);
     close(in[1]); /* the program ends */
     close(out[0]);

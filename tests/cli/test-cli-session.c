@@ -1099,33 +1099,96 @@ static int wait_for_program(pid_t pid, const char *program)
     return 0;
 }
 
-/* A process that called exec records no more into its session, though its
- * pid and start time are the same: ctl says so instead of "succeeding". */
-TEST(ctl_after_exec_is_refused)
+/* The text of file @path into @text (cut to @size - 1 bytes). */
+static void read_file(const char *path, char *text, size_t size)
 {
-    use_own_sessions("ctl-exec");
-    int ready[2];
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(text, 1, size - 1, f) : 0;
+    text[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* The event and data columns (4th, 6th) of print --csv's @csv, a line
+ * each, into @out. */
+static void event_and_data(const char *csv, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *line = csv; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        if (end == NULL)
+            end = line + strlen(line);
+        const char *field[6] = { line };
+        int n = 1;
+        for (const char *p = line; p < end && n < 6; p++)
+            if (*p == ',')
+                field[n++] = p + 1;
+        if (n == 6) {
+            int event_len = (int)strcspn(field[3], ",");
+            int data_len = (int)strcspn(field[5], ",\n");
+            int w = snprintf(out + len, size - len, "%.*s,%.*s\n", event_len,
+                             field[3], data_len, field[5]);
+            if (w > 0 && (size_t)w < size - len)
+                len += (size_t)w;
+        }
+        line = *end != '\0' ? end + 1 : end;
+    }
+}
+
+/* The standard error of the last start_execer() child. */
+static char execer_err[700];
+
+/* Forks a process that records USER(7) 100..102, then waits for a byte on
+ * the pipe whose write end is *@go and execs @program (with @arg); its
+ * standard input is the pipe and its standard error execer_err. */
+static pid_t start_execer(int *go, const char *program, const char *arg)
+{
+    snprintf(execer_err, sizeof(execer_err), "%s/child.err", scratch);
+    const char *err_path = execer_err;
+    int ready[2], order[2];
     CHECK_EQ_I(pipe(ready), 0);
+    CHECK_EQ_I(pipe2(order, O_CLOEXEC), 0);
     pid_t child = fork();
     CHECK(child >= 0);
     if (child == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         close(ready[0]);
-        flightrec_produce(FLIGHTREC_USER(1), 1);
+        for (uintptr_t i = 0; i < 3; i++)
+            flightrec_produce(FLIGHTREC_USER(7), 100 + i);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err < 0 || dup2(err, 2) != 2 || dup2(order[0], 0) != 0)
+            _exit(126);
         CHECK_EQ_I((int)write(ready[1], "r", 1), 1);
-        usleep(100000);
-        execl("/bin/sleep", "sleep", "30", (char *)NULL);
+        char c;
+        if (read(0, &c, 1) != 1)
+            _exit(125);
+        execl(program, program, arg, (char *)NULL);
         _exit(127);
     }
     close(ready[1]);
+    close(order[0]);
     char c;
     CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
     close(ready[0]);
+    *go = order[1];
+    return child;
+}
+
+/* A process that called exec records no more into its session, though its
+ * pid and start time are the same: ctl says so instead of "succeeding". */
+TEST(ctl_after_exec_is_refused)
+{
+    use_own_sessions("ctl-exec");
+    int go;
+    pid_t child = start_execer(&go, "/bin/sleep", "30");
     char args[200], out[4096], err[4096], expect[300];
     snprintf(args, sizeof(args), "ctl %d", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 0);
     /* Once it runs sleep: refused. */
+    CHECK_EQ_I((int)write(go, "x", 1), 1);
     CHECK(wait_for_program(child, "sleep"));
+    close(go);
     snprintf(args, sizeof(args), "ctl %d stop", (int)child);
     CHECK_EQ_I(run(args, out, sizeof(out), err, sizeof(err)), 1);
     snprintf(expect, sizeof(expect),
@@ -1143,23 +1206,10 @@ TEST(ctl_after_exec_is_refused)
 TEST(ls_and_stream_after_exec_take_the_process_for_dead)
 {
     use_own_sessions("ls-exec");
-    int ready[2];
-    CHECK_EQ_I(pipe(ready), 0);
-    pid_t child = fork();
-    CHECK(child >= 0);
-    if (child == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(ready[0]);
-        for (uintptr_t i = 0; i < 3; i++)
-            flightrec_produce(FLIGHTREC_USER(7), 100 + i);
-        CHECK_EQ_I((int)write(ready[1], "r", 1), 1);
-        execl("/bin/sleep", "sleep", "30", (char *)NULL);
-        _exit(127);
-    }
-    close(ready[1]);
-    char c;
-    CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
-    close(ready[0]);
+    int go;
+    pid_t child = start_execer(&go, "/bin/sleep", "30");
+    CHECK_EQ_I((int)write(go, "x", 1), 1);
+    close(go);
     CHECK(wait_for_program(child, "sleep"));
     char out[8192], err[4096], expect[1200];
     CHECK_EQ_I(run("ls --json", out, sizeof(out), err, sizeof(err)), 0);
@@ -1223,88 +1273,15 @@ TEST(ls_and_stream_after_exec_take_the_process_for_dead)
     CHECK_EQ_I(waitpid(child, NULL, 0), child);
 }
 
-/* Forks a process that records USER(7) 100..102, then waits for a byte on
- * the pipe whose write end is *@go and execs @program (with @arg); its
- * standard input is the pipe and its standard error @err_path. */
-static pid_t start_execer(int *go, const char *err_path, const char *program,
-                          const char *arg)
-{
-    int ready[2], order[2];
-    CHECK_EQ_I(pipe(ready), 0);
-    CHECK_EQ_I(pipe2(order, O_CLOEXEC), 0);
-    pid_t child = fork();
-    CHECK(child >= 0);
-    if (child == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(ready[0]);
-        for (uintptr_t i = 0; i < 3; i++)
-            flightrec_produce(FLIGHTREC_USER(7), 100 + i);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (err < 0 || dup2(err, 2) != 2 || dup2(order[0], 0) != 0)
-            _exit(126);
-        CHECK_EQ_I((int)write(ready[1], "r", 1), 1);
-        char c;
-        if (read(0, &c, 1) != 1)
-            _exit(125);
-        execl(program, program, arg, (char *)NULL);
-        _exit(127);
-    }
-    close(ready[1]);
-    close(order[0]);
-    char c;
-    CHECK_EQ_I((int)read(ready[0], &c, 1), 1);
-    close(ready[0]);
-    *go = order[1];
-    return child;
-}
-
-/* The text of file @path into @text (cut to @size - 1 bytes). */
-static void read_file(const char *path, char *text, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f != NULL ? fread(text, 1, size - 1, f) : 0;
-    text[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-}
-
-/* The event and data columns (4th, 6th) of print --csv's @csv, a line
- * each, into @out. */
-static void event_and_data(const char *csv, char *out, size_t size)
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (const char *line = csv; *line != '\0';) {
-        const char *end = strchr(line, '\n');
-        if (end == NULL)
-            end = line + strlen(line);
-        const char *field[6] = { line };
-        int n = 1;
-        for (const char *p = line; p < end && n < 6; p++)
-            if (*p == ',')
-                field[n++] = p + 1;
-        if (n == 6) {
-            int event_len = (int)strcspn(field[3], ",");
-            int data_len = (int)strcspn(field[5], ",\n");
-            int w = snprintf(out + len, size - len, "%.*s,%.*s\n", event_len,
-                             field[3], data_len, field[5]);
-            if (w > 0 && (size_t)w < size - len)
-                len += (size_t)w;
-        }
-        line = *end != '\0' ? end + 1 : end;
-    }
-}
-
 /* serve ends the stream of a process that calls exec as of one that
  * exited, and ends itself (before, it served it until killed). */
 TEST(serve_ends_when_its_process_calls_exec)
 {
     use_own_sessions("serve-exec");
-    char child_err[700], serve_err[700];
-    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
+    char serve_err[700];
     snprintf(serve_err, sizeof(serve_err), "%s/serve.err", scratch);
     int go;
-    pid_t child = start_execer(&go, child_err, "/bin/sleep", "30");
+    pid_t child = start_execer(&go, "/bin/sleep", "30");
     pid_t server = fork();
     CHECK(server >= 0);
     if (server == 0) {
@@ -1346,10 +1323,8 @@ TEST(serve_ends_when_its_process_calls_exec)
 TEST(exec_into_a_recording_program_gets_its_own_session)
 {
     use_own_sessions("exec-rec");
-    char child_err[700];
-    snprintf(child_err, sizeof(child_err), "%s/child.err", scratch);
     int go;
-    pid_t child = start_execer(&go, child_err, SERVE_ENV_TARGET, "5");
+    pid_t child = start_execer(&go, SERVE_ENV_TARGET, "5");
     CHECK_EQ_I((int)write(go, "x", 1), 1);
     CHECK(wait_for_program(child, "serve-env-targe"));
     /* serve-env-target records USER(0) 0..4 once a byte comes. */
@@ -1370,7 +1345,7 @@ TEST(exec_into_a_recording_program_gets_its_own_session)
     }
     CHECK_EQ_S(events, expect);
     char text[1024];
-    read_file(child_err, text, sizeof(text));
+    read_file(execer_err, text, sizeof(text));
     CHECK_EQ_S(text, "");
     /* Both sessions listed: the first program's dead, the new one's
      * alive. */

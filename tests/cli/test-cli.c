@@ -17,6 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "spawn.h"
 #include "stream-vector.h"
 #include "test.h"
 
@@ -41,32 +42,8 @@
 
 /*=====   Running the program   =====*/
 
-struct run {
-    int status;  /* exit status, or 128 + signal */
-    char *out;
-    char *err;
-};
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-
-    CHECK(f != NULL && buf != NULL);
-    for (;;) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (len + 1 < cap)
-            break;
-        cap *= 2;
-        buf = realloc(buf, cap);
-        CHECK(buf != NULL);
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
+/* The whole of a file (spawn.h). */
+#define read_file spawn_slurp
 
 static const char *scratch(const char *name)
 {
@@ -89,44 +66,17 @@ static void write_vec(const char *path, const struct fr_vec *v, size_t len)
 
 /* Runs flightrec with args (NULL-terminated), stdin from stdin_path (or
  * /dev/null). */
-static void run_with_stdin(struct run *r, const char *stdin_path,
+static void run_with_stdin(struct spawn_run *r, const char *stdin_path,
                            const char *const *args)
 {
-    char out_path[600], err_path[600];
     const char *argv[32];
     size_t n = 0;
 
-    snprintf(out_path, sizeof out_path, "%s/out.%ld", CLI_TEST_DIR,
-             (long)getpid());
-    snprintf(err_path, sizeof err_path, "%s/err.%ld", CLI_TEST_DIR,
-             (long)getpid());
     argv[n++] = FLIGHTREC_BIN;
     for (; args[n - 1] != NULL && n < 31; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
-
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0 || err < 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
-        execv(FLIGHTREC_BIN, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        CHECK(errno == EINTR);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r->out = read_file(out_path);
-    r->err = read_file(err_path);
-    unlink(out_path);
-    unlink(err_path);
+    spawn_run(r, CLI_TEST_DIR, stdin_path, argv);
 }
 
 #define RUN(r, ...) \
@@ -135,11 +85,7 @@ static void run_with_stdin(struct run *r, const char *stdin_path,
         run_with_stdin((r), NULL, args_); \
     } while (0)
 
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-}
+#define run_free spawn_run_free
 
 static int starts_with(const char *s, const char *prefix)
 {
@@ -238,7 +184,7 @@ static void run_case(const struct cli_case *c, const char *path, size_t row)
 {
     char *args[11];
     size_t n = 0;
-    struct run r;
+    struct spawn_run r;
 
     for (; n < 10 && c->args[n] != NULL; n++)
         args[n] = subst(c->args[n], path ? path : "");
@@ -271,7 +217,7 @@ static void run_case(const struct cli_case *c, const char *path, size_t row)
     } while (0)
 
 /* Runs flightrec with the bytes on a pipe as standard input. */
-static void run_piped(struct run *r, const void *data, size_t len,
+static void run_piped(struct spawn_run *r, const void *data, size_t len,
                       const char *const *args)
 {
     char path[600];
@@ -342,7 +288,7 @@ static int json_lines(const char *text)
 
 TEST(help)
 {
-    struct run r;
+    struct spawn_run r;
 
     RUN(&r, "--help");
     CHECK(starts_with(r.out, "usage: flightrec [--version] [--help]"));
@@ -360,7 +306,7 @@ TEST(help)
 
     static const char *const cmds[] = { "print", "stats", "convert" };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        struct run a, b, c;
+        struct spawn_run a, b, c;
         char want[64];
         RUN(&a, "help", cmds[i]);
         RUN(&b, cmds[i], "--help");
@@ -420,7 +366,7 @@ TEST(usage_errors)
         { { "stats", "a", "b" }, 2, "", "flightrec stats: too many "
           "arguments\n", 1, 0 },
     };
-    struct run r;
+    struct spawn_run r;
     const char *const none[] = { NULL };
 
     RUN_TABLE(cases, NULL);
@@ -444,7 +390,7 @@ TEST(synopsis)
     char *man = read_file(FLIGHTREC_MAN_MD);
 
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        struct run r;
+        struct spawn_run r;
         RUN(&r, cmds[i], "--help");
         CHECK_EQ_I(r.status, 0);
         CHECK(starts_with(r.out, "usage: "));
@@ -553,7 +499,7 @@ TEST(print_hex)
     };
     for (int f = 0; f < 2; f++) {
         struct fr_vec v;
-        struct run r;
+        struct spawn_run r;
         char expect[2048] = "", line[128];
         const char *path = scratch(f ? "print_hex32.rec" : "print_hex64.rec");
 
@@ -832,7 +778,7 @@ TEST(print_json)
           "[]}\n", "", 0, 0 },
     };
     const char *path = basic_file("print_json.rec", FLIGHTREC_FORMAT_BE_32);
-    struct run r;
+    struct spawn_run r;
 
     RUN_TABLE(cases, path);
     RUN(&r, "print", "--json", path);
@@ -950,7 +896,7 @@ TEST(print_live_pipe)
 TEST(print_renamed_event)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
 
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
     fr_vec_flightrec_header(&v, 1000000000u, 1, 1024, 42, REALTIME);
@@ -1035,7 +981,7 @@ TEST(print_escapes_names)
           "a\\nb\\e[2J\\\\\\xc2\\x9b\\xff\xc3\xa9 0x1\n", "", 0, 0 },
     };
     const char *path = hostile_file();
-    struct run r;
+    struct spawn_run r;
 
     RUN_TABLE(cases, path);
     RUN(&r, "print", "--json", path);
@@ -1045,7 +991,7 @@ TEST(print_escapes_names)
 
 TEST(stats_escapes_names)
 {
-    struct run r;
+    struct spawn_run r;
 
     RUN(&r, "stats", hostile_file());
     CHECK_EQ_I(r.status, 0);
@@ -1068,7 +1014,7 @@ TEST(stats_escapes_names)
 TEST(loss_counts_saturate)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
     const char *path = scratch("loss_saturate.rec");
     const uint64_t half = UINT64_C(1) << 63;
 
@@ -1120,7 +1066,7 @@ TEST(loss_counts_saturate)
 TEST(wall_time_saturates)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
     const char *path = scratch("wall_saturate.rec");
 
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
@@ -1212,7 +1158,7 @@ TEST(bad_input)
         fr_vec_free(&v);
         for (int cmd = 0; cmd < 2; cmd++) {
             const char *c = cmd ? "stats" : "print";
-            struct run r;
+            struct spawn_run r;
             RUN(&r, c, path);
             snprintf(prefix, sizeof prefix, "flightrec %s: %s: %s", c, path,
                      cases[i].msg);
@@ -1315,7 +1261,7 @@ TEST(stats)
 TEST(stats_empty_rings)
 {
     struct fr_vec v;
-    struct run r;
+    struct spawn_run r;
     const char *path = scratch("empty-rings.rec");
 
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
@@ -1356,7 +1302,7 @@ TEST(stats_empty_rings)
 
 TEST(stats_losses)
 {
-    struct run r;
+    struct spawn_run r;
     const char *path = loss_file("stats_losses.rec");
     const char *const args[] = { "stats", NULL };
 

@@ -196,4 +196,65 @@ TEST(perfetto_cpu_tracks)
     free(out);
 }
 
+/* ftrace: a thread's own lines are on the CPU the processor rings last
+ * switched it in on (before: all on 000); the switch lines on theirs. */
+TEST(ftrace_threads_on_their_cpu)
+{
+    const char *file = scratch("processors.ftrace");
+    scenario(FR_FORMAT_FTRACE, file);
+    char cmd[2048];
+    int status;
+    snprintf(cmd, sizeof cmd, "grep -v '^#' '%s'", file);
+    char *out = run_cmd(cmd, &status);
+    CHECK_EQ_I(status, 0);
+    static const char *const want[] = {
+        "          <idle>-0       [000] d..2.     0.000001000: sched_switch: "
+        "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=one next_pid=101 next_prio=120",
+        "          <idle>-0       [001] d..2.     0.000001000: sched_switch: "
+        "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=two next_pid=102 next_prio=120",
+        "             one-101     [000] .....     0.000001500: "
+        "tracing_mark_write: I|4242|USER_2 data=0x7",
+        "             two-102     [001] d..2.     0.000002000: sched_switch: "
+        "prev_comm=two prev_pid=102 prev_prio=120 prev_state=R ==> "
+        "next_comm=swapper/1 next_pid=0 next_prio=120",
+        "          <idle>-0       [001] d..2.     0.000002100: sched_switch: "
+        "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=three next_pid=103 next_prio=120",
+        "           three-103     [001] d..2.     0.000002500: sched_switch: "
+        "prev_comm=three prev_pid=103 prev_prio=120 prev_state=X ==> "
+        "next_comm=swapper/1 next_pid=0 next_prio=120",
+        "           three-103     [001] .....     0.000002500: "
+        "tracing_mark_write: I|4242|THREAD_EXIT data=0x67",
+        "             one-101     [000] d..2.     0.000003000: sched_switch: "
+        "prev_comm=one prev_pid=101 prev_prio=120 prev_state=S ==> "
+        "next_comm=swapper/0 next_pid=0 next_prio=120",
+        "          <idle>-0       [001] d..2.     0.000004500: sched_switch: "
+        "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=two next_pid=102 next_prio=120",
+        "             two-102     [001] .....     0.000004600: "
+        "tracing_mark_write: I|4242|USER_3 data=0x8",
+        "          <idle>-0       [000] d..2.     0.000005000: sched_switch: "
+        "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=one next_pid=101 next_prio=120",
+        /* Preempted, not blocked (before: S, from the run that blocked at
+         * 3000). */
+        "             one-101     [000] d..2.     0.000006000: sched_switch: "
+        "prev_comm=one prev_pid=101 prev_prio=120 prev_state=R ==> "
+        "next_comm=swapper/0 next_pid=0 next_prio=120",
+        "          <idle>-0       [000] d..2.     0.000008000: sched_switch: "
+        "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=one next_pid=101 next_prio=120",
+        "             one-101     [000] d..2.     0.000009000: sched_switch: "
+        "prev_comm=one prev_pid=101 prev_prio=120 prev_state=S ==> "
+        "next_comm=swapper/0 next_pid=0 next_prio=120",
+        "             two-102     [001] d..2.     0.000009000: sched_switch: "
+        "prev_comm=two prev_pid=102 prev_prio=120 prev_state=S ==> "
+        "next_comm=swapper/1 next_pid=0 next_prio=120",
+    };
+    check_lines(out, want, sizeof want / sizeof want[0]);
+    free(out);
+}
+
 TEST_MAIN()

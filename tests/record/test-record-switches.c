@@ -245,7 +245,7 @@ static void print_check(const char *rec_path, const struct recording *rec)
 /* ftrace text: each switch in is a sched_switch from the CPU's idle task
  * to the thread, on that CPU; each thread's sleeps leave in state S. */
 static void ftrace_check(const char *rec_path, const struct recording *rec,
-                         const long *tids)
+                         const long *tids, const int *cpus_of)
 {
     char cmd[17000], out[4200];
     snprintf(out, sizeof out, "%s/ftrace.txt", scratch);
@@ -287,6 +287,24 @@ static void ftrace_check(const char *rec_path, const struct recording *rec,
              p = strstr(p + 1, slept))
             sleeps++;
         CHECK(sleeps >= SLEEPS);
+        /* The thread's own lines (its polls, after it was pinned) are on
+         * its CPU, as its switches are (before: all on 000). */
+        char task[48], on_cpu[48];
+        snprintf(task, sizeof task, "-%-7ld [", tids[k]);
+        snprintf(on_cpu, sizeof on_cpu, "-%-7ld [%03d] ", tids[k],
+                 cpus_of[k]);
+        size_t polls = 0, polls_on_cpu = 0;
+        for (const char *p = strstr(text, task); p != NULL;
+             p = strstr(p + 1, task)) {
+            const char *end = strchr(p, '\n');
+            const char *call = strstr(p, ": sys_poll");
+            if (call == NULL || end == NULL || call > end)
+                continue;
+            polls++;
+            polls_on_cpu += strncmp(p, on_cpu, strlen(on_cpu)) == 0;
+        }
+        CHECK_EQ_U(polls, 2 * SLEEPS);    /* entries and exits */
+        CHECK_EQ_U(polls_on_cpu, polls);
     }
 }
 
@@ -401,7 +419,7 @@ TEST(switches_of_pinned_threads)
         CHECK(outs + 1 >= ins && ins + 1 >= outs);
     }
     print_check(rec_path, &rec);
-    ftrace_check(rec_path, &rec, t.tid);
+    ftrace_check(rec_path, &rec, t.tid, t.cpu);
     free(rec.evs);
 }
 

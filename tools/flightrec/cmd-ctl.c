@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* O_NOFOLLOW */
 #include "cli.h"
+#include "cli-session.h"
 
 #include "../../src/common/filter-spec.h"
 #include "../../src/common/remembered-spec.h"
@@ -376,14 +377,9 @@ int cmd_ctl(int argc, char **argv)
     if (n < 0)
         return CLI_USAGE;
 
-    char path[512], message[600], safe[700];
     struct fr_session s;
-    if (fr_session_locate(argv[optind], path, sizeof(path), message,
-                          sizeof(message)) != 0 ||
-        fr_session_open(&s, path, n > 0, message, sizeof(message)) != 0) {
-        cli_msg(0, "%s", cli_escape(safe, sizeof(safe), message));
+    if (cli_session_open(argv[optind], n > 0, &s, 0) != 0)
         return 1;
-    }
     int rc = 0;
     struct view v;
     if (view_of(&s, &v) != 0) {

@@ -493,24 +493,33 @@ static char *fmt_time_ns(struct print_ctx *p, char *q, uint64_t time_ns)
     return fr_fmt_u64(q, p->base_ns - time_ns);
 }
 
+/* A function name in CSV and JSON is cut to this many bytes, so that a
+ * record stays within one buffer reservation (FR_OUT_RESERVE_MAX). */
+#define FUNCTION_NAME_MAX 128u
+
 /* The name of the function a FUNCTION_ENTRY/EXIT record names, for the
- * CSV and JSON writers; NULL if it is not named (or --no-symbols). */
+ * CSV and JSON writers, and its length in *@len; NULL if it is not named
+ * (or --no-symbols). */
 static const char *function_of(struct print_ctx *p,
-                               const struct flightrec_record *r)
+                               const struct flightrec_record *r, size_t *len)
 {
+    *len = 0;
     if (FLIGHTREC_LIKELY(p->symbols == NULL) ||
         r->type != FLIGHTREC_RECORD_EVENT ||
         (r->event != p->func_entry && r->event != p->func_exit))
         return NULL;
-    return fr_symbols_name(p->symbols, r->data);
+    const char *name = fr_symbols_name(p->symbols, r->data);
+    if (name != NULL)
+        *len = strnlen(name, FUNCTION_NAME_MAX);
+    return name;
 }
 
 static void write_csv(struct print_ctx *p, const struct flightrec_record *r,
                       const struct name_cache *ev,
                       const struct flightrec_ring_info *ri, size_t tlen)
 {
-    const char *fn = function_of(p, r);
-    size_t fn_len = fn != NULL ? strlen(fn) : 0;
+    size_t fn_len;
+    const char *fn = function_of(p, r, &fn_len);
     size_t need = 200 + 2 * tlen + 2 * fn_len;
 
     if (ev != NULL)
@@ -571,8 +580,8 @@ static void write_json(struct print_ctx *p, const struct flightrec_record *r,
                        const struct name_cache *ev,
                        const struct flightrec_ring_info *ri, size_t tlen)
 {
-    const char *fn = function_of(p, r);
-    size_t fn_len = fn != NULL ? strlen(fn) : 0;
+    size_t fn_len;
+    const char *fn = function_of(p, r, &fn_len);
     size_t need = 340 + 6 * tlen + 6 * r->text_len + 6 * fn_len;
 
     if (ev != NULL)

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* O_NOFOLLOW, O_CLOEXEC, sigaction */
 #include "cli.h"
+#include "cli-session.h"
 
 #include "../../src/region/session.h"
 #include "../../src/server/server.h"
@@ -68,16 +69,6 @@ static void on_stop(int sig)
 
 /*=====   A session as the server's source   =====*/
 
-static const struct flightrec_region_header *header_of(const unsigned char *b)
-{
-    return (const void *)b;
-}
-
-static struct flightrec_region_control *control_of(unsigned char *b)
-{
-    return (void *)(b + header_of(b)->control_offset);
-}
-
 static int source_refresh(void *ctx, unsigned char **base)
 {
     struct served *v = ctx;
@@ -91,15 +82,13 @@ static int source_refresh(void *ctx, unsigned char **base)
     return 0;
 }
 
-static uint64_t monotonic_ns(void);
-
 /* A process that called exec records no more into its session: its stream
  * ends as for one that exited.  Its maps are read every 100 ms at most (the
  * server asks every period). */
 static int source_alive(void *ctx)
 {
     struct served *v = ctx;
-    return fr_session_recording_every(&v->session, monotonic_ns(),
+    return fr_session_recording_every(&v->session, cli_monotonic_ns(),
                                       &v->maps_checked_ns, 100000000u);
 }
 
@@ -110,57 +99,22 @@ static const uint32_t *source_thread_name(void *ctx,
                                           uint32_t words[4])
 {
     struct served *v = ctx;
-    char path[64], name[17];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)v->pid,
-             (int)atomic_load(&r->owner.tid));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    ssize_t n = read(fd, name, 16);
-    close(fd);
-    if (n <= 0)
-        return NULL;
-    if (name[n - 1] == '\n')
-        n--;
-    memset(words, 0, 16);
-    for (ssize_t i = 0; i < n; i++)
-        words[i / 4] |= (uint32_t)(unsigned char)name[i] << (8 * (i % 4));
-    return words;
+    return cli_live_thread_name(v->pid, atomic_load(&r->owner.tid), words);
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* A process that has not calibrated its time-stamp counter yet left 0:
- * it is this machine's counter, so measure it here (20 ms). */
+/* The server names no frequency it measured: its clients see the
+ * stream's. */
 static uint64_t source_frequency(void *ctx)
 {
     struct served *v = ctx;
-    const struct flightrec_region_header *h = header_of(v->session.base);
-    uint64_t frequency = atomic_load(&h->counter_frequency);
-#if defined(__x86_64__) || defined(__i386__)
-    if (frequency == 0 && h->counter_kind == FLIGHTREC_REGION_COUNTER_TSC) {
-        uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
-        struct timespec pause = { 0, 20 * 1000 * 1000 };
-        nanosleep(&pause, NULL);
-        uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
-        frequency = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
-    }
-#else
-    (void)monotonic_ns;
-#endif
-    return frequency;
+    return cli_counter_frequency(cli_region_header(v->session.base), 0);
 }
 
 static void source_ended(void *ctx)
 {
     struct served *v = ctx;
     if (v->claimed)
-        fr_consumer_release(control_of(v->session.base), (int32_t)getpid());
+        fr_consumer_release(cli_region_control(v->session.base), (int32_t)getpid());
     v->claimed = 0;
     v->active = 0;
     fr_session_close(&v->session);
@@ -178,22 +132,17 @@ static const struct fr_source_ops session_ops = {
  * is 0) if it cannot be had. */
 static struct served *take_session(const char *arg, int quiet)
 {
-    char path[512], message[600], safe[700];
     struct served *v = calloc(1, sizeof(*v));
     if (v == NULL) {
         cli_msg(CLI_ERROR, "out of memory");
         return NULL;
     }
-    if (fr_session_locate(arg, path, sizeof(path), message,
-                          sizeof(message)) != 0 ||
-        fr_session_open(&v->session, path, 1, message, sizeof(message)) != 0) {
-        if (!quiet)
-            cli_msg(CLI_ERROR, "%s", cli_escape(safe, sizeof(safe), message));
+    if (cli_session_open(arg, 1, &v->session, quiet) != 0) {
         free(v);
         return NULL;
     }
     const struct flightrec_region_process *p =
-        (const void *)(v->session.base + header_of(v->session.base)->process_offset);
+        (const void *)(v->session.base + cli_region_header(v->session.base)->process_offset);
     v->pid = p->pid;
     if (!fr_session_recording(&v->session)) {
         if (!quiet && fr_session_alive(v->session.base))
@@ -210,7 +159,7 @@ static struct served *take_session(const char *arg, int quiet)
         return NULL;
     }
     int32_t me = (int32_t)getpid(), holder = 0;
-    if (fr_consumer_claim(control_of(v->session.base), me,
+    if (fr_consumer_claim(cli_region_control(v->session.base), me,
                           fr_process_start_time(me), &holder) != 0) {
         if (!quiet)
             cli_msg(CLI_ERROR,

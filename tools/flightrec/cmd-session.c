@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* O_NOFOLLOW, O_CLOEXEC, sigaction, nanosleep */
 #include "cli.h"
+#include "cli-session.h"
 
 #include "../../src/region/region-check.h"
 #include "../../src/region/ring-reader.h"
@@ -26,21 +27,6 @@
 #include <unistd.h>
 
 #define OUT_BUFFER (256u << 10)
-
-static const struct flightrec_region_header *header_of(const unsigned char *b)
-{
-    return (const void *)b;
-}
-
-static struct flightrec_region_control *control_of(unsigned char *b)
-{
-    return (void *)(b + header_of(b)->control_offset);
-}
-
-static const struct flightrec_region_process *process_of(const unsigned char *b)
-{
-    return (const void *)(b + header_of(b)->process_offset);
-}
 
 static struct flightrec_region_ring *ring_at(unsigned char *b, uint64_t at)
 {
@@ -117,41 +103,7 @@ static int out_close(struct out_file *o, int ok)
 
 /*=====   Reading a session   =====*/
 
-static int open_session(const char *arg, int writable, struct fr_session *s)
-{
-    char path[512], message[600];
-    if (fr_session_locate(arg, path, sizeof(path), message,
-                          sizeof(message)) != 0 ||
-        fr_session_open(s, path, writable, message, sizeof(message)) != 0) {
-        char safe[700];
-        cli_msg(0, "%s", cli_escape(safe, sizeof(safe), message));
-        return -1;
-    }
-    return 0;
-}
 
-/* The current name of thread @tid of the session's live process, read
- * from /proc (the region keeps the name it had at its first event). */
-static const uint32_t *live_name(const unsigned char *base, int32_t tid,
-                                 uint32_t words[4])
-{
-    char path[64], name[17];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm",
-             (int)process_of(base)->pid, (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    ssize_t n = read(fd, name, 16);
-    close(fd);
-    if (n <= 0)
-        return NULL;
-    if (name[n - 1] == '\n')
-        n--;
-    memset(words, 0, 16);
-    for (ssize_t i = 0; i < n; i++)
-        words[i / 4] |= (uint32_t)(unsigned char)name[i] << (8 * (i % 4));
-    return words;
-}
 
 /*=====   flightrec ls   =====*/
 
@@ -176,7 +128,7 @@ static void gather(const struct fr_session *s, struct session_facts *f)
     unsigned char *base = s->base;
     size_t size = s->size;
     memset(f, 0, sizeof(*f));
-    const struct flightrec_region_header *h = header_of(base);
+    const struct flightrec_region_header *h = cli_region_header(base);
     /* A process that called exec records no more into it: dead too. */
     f->alive = fr_session_recording(s);
     uint32_t count = atomic_load(&h->ring_count);
@@ -236,9 +188,9 @@ static void list_one(const char *path, int json)
     }
     struct session_facts f;
     gather(&s, &f);
-    const struct flightrec_region_header *h = header_of(s.base);
-    const struct flightrec_region_control *c = control_of(s.base);
-    const struct flightrec_region_process *p = process_of(s.base);
+    const struct flightrec_region_header *h = cli_region_header(s.base);
+    const struct flightrec_region_control *c = cli_region_control(s.base);
+    const struct flightrec_region_process *p = cli_region_process(s.base);
     char program[17], name[80], joined[FLIGHTREC_REGION_CMDLINE + 1],
         cmd[1000];
     memcpy(program, p->program, 16);
@@ -375,33 +327,7 @@ static const char dump_usage[] =
     "                    not a terminal)\n"
     "  -h, --help        show this help\n";
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
-/* The counter frequency for the stream header.  A process killed before
- * it calibrated its time-stamp counter left 0: this machine's counter is
- * the same one, so measure it here (20 ms). */
-static uint64_t stream_frequency(const struct flightrec_region_header *h)
-{
-    uint64_t frequency = atomic_load(&h->counter_frequency);
-#if defined(__x86_64__) || defined(__i386__)
-    if (frequency == 0 && h->counter_kind == FLIGHTREC_REGION_COUNTER_TSC) {
-        uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
-        struct timespec pause = { 0, 20 * 1000 * 1000 };
-        nanosleep(&pause, NULL);
-        uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
-        frequency = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
-        cli_msg(CLI_WARN, "the process had not calibrated its counter; measured "
-                   "here: %llu Hz",
-                (unsigned long long)frequency);
-    }
-#endif
-    return frequency;
-}
 
 /* Writes the stream of the rings of the @size bytes mapped at @base (what
  * is new in them if @consume); with @fullest, sets it to the fill level of
@@ -410,19 +336,19 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, size_t size,
                        int consume, uint32_t *seen, int header,
                        uint32_t *fullest)
 {
-    const struct flightrec_region_header *h = header_of(base);
+    const struct flightrec_region_header *h = cli_region_header(base);
     if (header) {
         /* A copy: the header of the stream, with the frequency known. */
         struct flightrec_region_header facts;
         memcpy(&facts, h, sizeof(facts));
-        atomic_store(&facts.counter_frequency, stream_frequency(h));
-        frw_put_header(sink, &facts, control_of(base));
+        atomic_store(&facts.counter_frequency, cli_counter_frequency(h, 1));
+        frw_put_header(sink, &facts, cli_region_control(base));
     }
     frw_put_event_names(sink,
                        (const void *)(base + h->names_offset), seen);
     int alive = consume ? 1 : fr_session_alive(base);
     uint32_t rewind_request = 0;
-    int rewind = consume && fr_rewind_requested(control_of(base),
+    int rewind = consume && fr_rewind_requested(cli_region_control(base),
                                                 &rewind_request);
     uint32_t count = atomic_load(&h->ring_count);
     uint64_t at = atomic_load(&h->ring_list);
@@ -440,7 +366,8 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, size_t size,
         uint32_t words[4];
         const uint32_t *name =
             alive && state == FLIGHTREC_RING_LIVE
-                ? live_name(base, atomic_load(&r->owner.tid), words)
+                ? cli_live_thread_name(cli_region_process(base)->pid,
+                                       atomic_load(&r->owner.tid), words)
                 : NULL;
         if (consume) {
             if (rewind)
@@ -457,14 +384,14 @@ static void put_stream(struct frw_sink *sink, unsigned char *base, size_t size,
         }
     }
     if (rewind)
-        fr_rewind_served(control_of(base), rewind_request);
+        fr_rewind_served(cli_region_control(base), rewind_request);
 }
 
 /* cli_session_dump(): print, stats and convert of a PID. */
 static int dump_session_to(const char *pid, int fd)
 {
     struct fr_session s;
-    if (open_session(pid, 0, &s) != 0)
+    if (cli_session_open(pid, 0, &s, 0) != 0)
         return -1;
     static unsigned char buf[OUT_BUFFER];
     struct frw_sink sink;
@@ -507,7 +434,7 @@ int cmd_dump(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_usage_error(dump_usage, "expected one PID or FILE");
     struct fr_session s;
-    if (open_session(argv[optind], 0, &s) != 0)
+    if (cli_session_open(argv[optind], 0, &s, 0) != 0)
         return 1;
     struct out_file out;
     if (out_open(&out, output) != 0) {
@@ -599,14 +526,14 @@ int cmd_stream(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_usage_error(stream_usage, "expected one PID or FILE");
     struct fr_session s;
-    if (open_session(argv[optind], 1, &s) != 0)
+    if (cli_session_open(argv[optind], 1, &s, 0) != 0)
         return 1;
-    struct flightrec_region_control *control = control_of(s.base);
+    struct flightrec_region_control *control = cli_region_control(s.base);
     int32_t me = (int32_t)getpid(), holder = 0;
     if (fr_consumer_claim(control, me, fr_process_start_time(me), &holder) !=
         0) {
         cli_msg(0, "session of process %d is already consumed by process %d",
-                (int)process_of(s.base)->pid, (int)holder);
+                (int)cli_region_process(s.base)->pid, (int)holder);
         fr_session_close(&s);
         return 1;
     }
@@ -630,10 +557,10 @@ int cmd_stream(int argc, char **argv)
     int rc = 0, first = 1;
     char message[600];
     /* The pause adapts to how fast the rings fill (fr_poll_pause()). */
-    uint64_t pause = FR_POLL_PAUSE_MAX_NS, last_pass = monotonic_ns();
+    uint64_t pause = FR_POLL_PAUSE_MAX_NS, last_pass = cli_monotonic_ns();
     uint64_t maps_checked_ns = 0;
     for (;;) {
-        uint64_t pass = monotonic_ns();
+        uint64_t pass = cli_monotonic_ns();
         uint32_t fullest = 0;
         /* A process that called exec ends its stream as one that died;
          * its maps are read at most every 100 ms (a pass can be 0.1 ms). */
@@ -644,7 +571,7 @@ int cmd_stream(int argc, char **argv)
             rc = -1;
             break;
         }
-        control = control_of(s.base);
+        control = cli_region_control(s.base);
         frw_sink_resume(&sink);
         put_stream(&sink, s.base, s.size, 1, seen, first, &fullest);
         first = 0;
@@ -686,7 +613,7 @@ static int remove_session(const char *path, int only_dead)
     }
     /* A process that called exec no longer records into it: dead. */
     int alive = fr_session_recording(&s);
-    int pid = (int)process_of(s.base)->pid;
+    int pid = (int)cli_region_process(s.base)->pid;
     fr_session_close(&s);
     if (alive) {
         if (!only_dead)

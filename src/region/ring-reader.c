@@ -37,6 +37,31 @@ static int is_recorder_item(uint32_t event_word)
     return id == FLIGHTREC_EV_UPTIME_LOW || id == FLIGHTREC_EV_UPTIME_HIGH;
 }
 
+/* Packs @n ring items at @from into the stream's item form at @out;
+ * returns how many of them are recorder items.  The hot loop of a drain:
+ * no mask per item, and the recorder test as one compare (the two uptime
+ * ids are adjacent). */
+_Static_assert(FLIGHTREC_EV_UPTIME_LOW == FLIGHTREC_EV_UPTIME_HIGH + 1,
+               "the uptime ids are adjacent");
+static uintptr_t copy_items(unsigned char *out,
+                            const struct flightrec_region_item *from,
+                            size_t n)
+{
+    uintptr_t recorder = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t event =
+            atomic_load_explicit(&from[i].event, memory_order_relaxed);
+        uintptr_t data =
+            atomic_load_explicit(&from[i].data, memory_order_relaxed);
+        memcpy(out, &event, 4);
+        memcpy(out + 4, &data, sizeof(data));
+        out += FRW_ITEM_SIZE;
+        recorder += (uint32_t)(FLIGHTREC_GET_EVENT(event) -
+                               FLIGHTREC_EV_UPTIME_HIGH) < 2u;
+    }
+    return recorder;
+}
+
 struct owner {
     int32_t tid;
     uint32_t name[FLIGHTREC_REGION_NAME_WORDS];
@@ -288,23 +313,19 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
         uintptr_t p = begin, p_events = begin_events;
         int overtaken = 0;
         while (before(p, head)) {
-            size_t n = head - p < BLOCK_ITEMS ? head - p : BLOCK_ITEMS;
+            size_t want = head - p < BLOCK_ITEMS ? head - p : BLOCK_ITEMS;
+            size_t n;
             /* Copied straight into the sink's buffer, and kept there only
              * if the producer cannot have overwritten them meanwhile. */
-            unsigned char *out = frw_items_room(sink, n, &n);
-            uintptr_t recorder_in = 0;
-            for (size_t i = 0; i < n; i++) {
-                const struct flightrec_region_item *item =
-                    &items[(p + i) & mask];
-                uint32_t event = atomic_load_explicit(&item->event,
-                                                      memory_order_relaxed);
-                uintptr_t data = atomic_load_explicit(&item->data,
-                                                      memory_order_relaxed);
-                memcpy(out, &event, 4);
-                memcpy(out + 4, &data, sizeof(data));
-                out += FRW_ITEM_SIZE;
-                recorder_in += (uintptr_t)is_recorder_item(event);
-            }
+            unsigned char *out = frw_items_room(sink, want, &n);
+            /* In at most two runs of slots: to the array's end, then from
+             * its start. */
+            size_t first = (size_t)(mask + 1 - (p & mask));
+            if (first > n)
+                first = n;
+            uintptr_t recorder_in =
+                copy_items(out, &items[p & mask], first) +
+                copy_items(out + first * FRW_ITEM_SIZE, items, n - first);
             if (before(p, current_oldest(ring, id))) {
                 overtaken = 1;
                 break;

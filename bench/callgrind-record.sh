@@ -59,7 +59,9 @@ for mode in locks malloc; do
                     /file:function/ { on = 1; next }
                     on && NF >= 2 && $1 ~ /^[0-9,]+$/ && shown < top {
                         v = $1; gsub(",", "", v)
-                        name = $2 ~ /^\(/ ? $3 : $2
+                        name = ""
+                        for (i = 2; i <= NF && name == ""; i++)
+                            if ($i ~ /%\)$/) name = $(i + 1)
                         printf "    %10.1f  %s\n", v / n, name; shown++ }'
         done
     fi

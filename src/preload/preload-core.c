@@ -212,10 +212,11 @@ static int open_own_file(void)
  * quarter less CPU time on ext4 than one that extends the file block by
  * block, and the drain thread's time is the program's.  What is still
  * reserved past the end is given back by each last drain (and by the
- * kernel when the file is removed); a process killed outright leaves at
- * most RESERVE_BYTES reserved past the end, counted by du, not by the
- * file's size.  Where fallocate fails (pipes, other file systems) nothing
- * is reserved from then on.
+ * kernel when the file is removed).  Only a file already RESERVE_BYTES
+ * long gets a reserve: a process killed outright leaves at most that much
+ * reserved past the end (counted by du, not by the file's size), never
+ * more than the file holds.  Where fallocate fails (pipes, other file
+ * systems) nothing is reserved from then on.
  */
 #define RESERVE_BYTES ((off_t)8 << 20)
 static off_t reserved_to;
@@ -227,7 +228,7 @@ static void reserve_ahead(void)
     if (reserve_failed)
         return;
     off_t at = lseek(record_fd, 0, SEEK_CUR);
-    if (at < 0 || at + RESERVE_BYTES / 2 <= reserved_to)
+    if (at < RESERVE_BYTES || at + RESERVE_BYTES / 2 <= reserved_to)
         return;
     if (fallocate(record_fd, FALLOC_FL_KEEP_SIZE, at, RESERVE_BYTES) == 0)
         reserved_to = at + RESERVE_BYTES;

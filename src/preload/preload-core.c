@@ -228,6 +228,8 @@ static void reserve_ahead(void)
     if (reserve_failed)
         return;
     off_t at = lseek(record_fd, 0, SEEK_CUR);
+    if (at < 0)
+        reserve_failed = 1; /* a pipe: nothing to reserve */
     if (at < RESERVE_BYTES || at + RESERVE_BYTES / 2 <= reserved_to)
         return;
     if (fallocate(record_fd, FALLOC_FL_KEEP_SIZE, at, RESERVE_BYTES) == 0)
@@ -236,14 +238,18 @@ static void reserve_ahead(void)
         reserve_failed = 1;
 }
 
-/* Under drain_mutex: truncating to its own size frees what lies past it. */
+/* Under drain_mutex: truncating to its own size frees what lies past it.
+ * A last drain may run in any of the program's threads: errno is kept. */
 static void reserve_give_back(void)
 {
     struct stat st;
-    if (reserved_to == 0 || fstat(record_fd, &st) != 0)
+    if (reserved_to == 0)
         return;
-    (void)ftruncate(record_fd, st.st_size);
+    int saved = errno;
+    if (fstat(record_fd, &st) == 0)
+        (void)ftruncate(record_fd, st.st_size);
     reserved_to = 0;
+    errno = saved;
 }
 
 /* @a who: 0 the drain thread, 1 a last drain of the process. */

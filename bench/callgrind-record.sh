@@ -9,6 +9,9 @@
 #   bench/callgrind-record.sh BUILD_DIR [PRELOAD_LIBRARY]
 #
 # PRELOAD_LIBRARY: another libflightrec-preload.so (before/after).
+# CALLGRIND_TOP=N also lists, for each workload, the N functions with the
+# most instructions in the workload's main thread and in the drain thread
+# (the longer run; each function's own instructions, start-up included).
 set -eu
 build=${1:?usage: callgrind-record.sh BUILD_DIR [PRELOAD_LIBRARY]}
 preload=${2:-$build/src/preload/libflightrec-preload.so}
@@ -48,5 +51,19 @@ for mode in locks malloc; do
             plain = (p2 - p1) / n; rec = (r2 - r1) / n
             printf "%-7s %12.1f %12.1f %12.1f %12.1f\n", mode, plain, rec,
                    rec - plain, (d2 - d1) / n }'
+    if [ "${CALLGRIND_TOP:-0}" -gt 0 ]; then
+        for part in 01:main 02:drain; do
+            echo "  $mode, ${part#*:} thread, instructions per iteration:"
+            callgrind_annotate "$tmp/rec.$large-${part%%:*}" 2>/dev/null |
+                awk -v n="$large" -v top="$CALLGRIND_TOP" '
+                    /file:function/ { on = 1; next }
+                    on && NF >= 2 && $1 ~ /^[0-9,]+$/ && shown < top {
+                        v = $1; gsub(",", "", v)
+                        name = ""
+                        for (i = 2; i <= NF && name == ""; i++)
+                            if ($i ~ /%\)$/) name = $(i + 1)
+                        printf "    %10.1f  %s\n", v / n, name; shown++ }'
+        done
+    fi
     rm -f "$tmp"/rec.*
 done

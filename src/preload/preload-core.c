@@ -206,6 +206,52 @@ static int open_own_file(void)
     return -1;
 }
 
+/*
+ * Disk blocks reserved ahead of the drains (fallocate, the file's size
+ * unchanged): a write into reserved blocks costs the writing thread about a
+ * quarter less CPU time on ext4 than one that extends the file block by
+ * block, and the drain thread's time is the program's.  What is still
+ * reserved past the end is given back by each last drain (and by the
+ * kernel when the file is removed).  Only a file already RESERVE_BYTES
+ * long gets a reserve: a process killed outright leaves at most that much
+ * reserved past the end (counted by du, not by the file's size), never
+ * more than the file holds.  Where fallocate fails (pipes, other file
+ * systems) nothing is reserved from then on.
+ */
+#define RESERVE_BYTES ((off_t)8 << 20)
+static off_t reserved_to;
+static int reserve_failed;
+
+/* Under drain_mutex. */
+static void reserve_ahead(void)
+{
+    if (reserve_failed)
+        return;
+    off_t at = lseek(record_fd, 0, SEEK_CUR);
+    if (at < 0)
+        reserve_failed = 1; /* a pipe: nothing to reserve */
+    if (at < RESERVE_BYTES || at + RESERVE_BYTES / 2 <= reserved_to)
+        return;
+    if (fallocate(record_fd, FALLOC_FL_KEEP_SIZE, at, RESERVE_BYTES) == 0)
+        reserved_to = at + RESERVE_BYTES;
+    else
+        reserve_failed = 1;
+}
+
+/* Under drain_mutex: truncating to its own size frees what lies past it.
+ * A last drain may run in any of the program's threads: errno is kept. */
+static void reserve_give_back(void)
+{
+    struct stat st;
+    if (reserved_to == 0)
+        return;
+    int saved = errno;
+    if (fstat(record_fd, &st) == 0)
+        (void)ftruncate(record_fd, st.st_size);
+    reserved_to = 0;
+    errno = saved;
+}
+
 /* @a who: 0 the drain thread, 1 a last drain of the process. */
 static void drain_as(int who)
 {
@@ -216,12 +262,17 @@ static void drain_as(int who)
     pthread_mutex_lock(&drain_mutex);
     if (who == 1)
         process_ending = 1;
-    if (preload_switches_resume(record_fd) != 0)
-        ; /* the end of a cut switch item must go first: no drain yet */
-    else if (who == 1) /* the names as they are now */
+    if (preload_switches_resume(record_fd) != 0) {
+        /* The end of a cut switch item must go first: no drain yet. */
+        if (who == 1)
+            reserve_give_back();
+    } else if (who == 1) { /* the names as they are now */
         preload_switches_drain(record_fd, flightrec_drain(record_fd));
-    else if (!process_ending)
+        reserve_give_back();
+    } else if (!process_ending) {
+        reserve_ahead();
         preload_switches_drain(record_fd, flightrec__drain_paced(record_fd));
+    }
     pthread_mutex_unlock(&drain_mutex);
     preload_busy = saved;
 }
@@ -467,6 +518,9 @@ void preload_after_fork_child(void)
     status_recorded = 0;
     if (record_fd >= 0) {
         REAL(close)(record_fd);
+        /* The parent gives back its own file's reserve. */
+        reserved_to = 0;
+        reserve_failed = 0;
         record_fd = move_high(open_own_file());
         flightrec_drain_reset();
         if (record_fd < 0)

@@ -10,6 +10,7 @@
  * POLL_ENTRY and POLL_EXIT); what the kernel decides (preemptions on a
  * loaded machine) only as lower bounds.
  */
+#include "decode-file.h"
 #include "test.h"
 
 #include <fcntl.h>
@@ -112,18 +113,7 @@ static int collect(const struct flightrec_record *r, void *arg)
 static void decode(const char *path, struct recording *rec)
 {
     memset(rec, 0, sizeof *rec);
-    struct flightrec_client_options opt = { .on_record = collect, .arg = rec,
-                                            .merge = 1 };
-    flightrec_client *c;
-    CHECK(flightrec_client_create(&c, &opt) == 0);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        TEST_FAIL("cannot open %s", path);
-    rec->rc = flightrec_client_read_fd(c, fd);
-    close(fd);
-    if (rec->rc != 0)
-        fprintf(stderr, "%s: %s\n", path, flightrec_client_message(c));
-    flightrec_client_destroy(c);
+    flightrec_client_destroy(decode_file(path, collect, rec, &rec->rc));
 }
 
 struct target {

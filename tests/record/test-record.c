@@ -5,6 +5,7 @@
  * with the client library (and once with `flightrec print`) and compared,
  * event by event, with what record-target says it did.
  */
+#include "decode-file.h"
 #include "test.h"
 
 #include <errno.h>
@@ -115,23 +116,7 @@ static void rec_free(struct recording *rec)
 static void decode(const char *path, struct recording *rec)
 {
     memset(rec, 0, sizeof *rec);
-    struct flightrec_client_options opt = { .on_record = collect, .arg = rec,
-                                            .merge = 1 };
-    flightrec_client *c;
-    CHECK(flightrec_client_create(&c, &opt) == 0);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        TEST_FAIL("cannot open %s", path);
-    char buf[65536];
-    ssize_t n;
-    int rc = 0;
-    while (rc == 0 && (n = read(fd, buf, sizeof buf)) > 0)
-        rc = flightrec_client_feed(c, buf, (size_t)n);
-    close(fd);
-    int frc = flightrec_client_finish(c);
-    rec->rc = rc != 0 ? rc : frc;
-    if (rec->rc != 0)
-        fprintf(stderr, "%s: %s\n", path, flightrec_client_message(c));
+    flightrec_client *c = decode_file(path, collect, rec, &rec->rc);
     rec->pid = flightrec_client_info(c)->process_id;
     for (size_t i = 0; i < flightrec_client_ring_count(c) && rec->names < 8;
          i++) {

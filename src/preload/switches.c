@@ -321,6 +321,8 @@ fail:
                  "the forked child %d are not recorded: %s; recording the "
                  "rest\n", (int)own_pid, why);
         say(text);
+        /* An image the child execs would only say it again. */
+        setenv("FLIGHTREC_SWITCHES", "0", 1);
     } else if (!quiet) {
         not_recorded(why);
     }

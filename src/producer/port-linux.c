@@ -7,12 +7,14 @@
 
 #include "../region/session.h"
 
+#include <flightrec/common.h>
 #include <flightrec/region.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <stdio.h>
@@ -419,10 +421,57 @@ int flightrec__port_on_thread_exit(void *arg)
     return pthread_setspecific(exit_key, arg) == 0 ? 0 : -1;
 }
 
+/* The runtime's fork handlers, kept to be run by hand too around the calls
+ * that fork without running any: _Fork(), and clone() making a process
+ * (the preload library's wrappers, flightrec__fork_*()). */
+#define FORK_HANDLERS_MAX 4
+struct fork_handler {
+    void (*prepare)(void), (*parent)(void), (*child)(void);
+};
+static struct fork_handler fork_handlers[FORK_HANDLERS_MAX];
+static _Atomic int fork_handler_count;
+static pthread_mutex_t fork_handlers_lock = PTHREAD_MUTEX_INITIALIZER;
 void flightrec__port_at_fork(void (*prepare)(void), void (*parent)(void),
                              void (*child)(void))
 {
     (void)pthread_atfork(prepare, parent, child);
+    pthread_mutex_lock(&fork_handlers_lock);
+    int n = atomic_load_explicit(&fork_handler_count, memory_order_relaxed);
+    if (n < FORK_HANDLERS_MAX) {
+        fork_handlers[n] = (struct fork_handler){ prepare, parent, child };
+        atomic_store_explicit(&fork_handler_count, n + 1,
+                              memory_order_release);
+    }
+    pthread_mutex_unlock(&fork_handlers_lock);
+}
+
+/* In pthread_atfork()'s order: prepare handlers last registered first,
+ * the others first registered first.  prepare() returns how many it ran,
+ * for parent() or child() to run the same. */
+FLIGHTREC_API int flightrec__fork_prepare(void);
+int flightrec__fork_prepare(void)
+{
+    int n = atomic_load_explicit(&fork_handler_count, memory_order_acquire);
+    for (int i = n - 1; i >= 0; i--)
+        if (fork_handlers[i].prepare != NULL)
+            fork_handlers[i].prepare();
+    return n;
+}
+
+FLIGHTREC_API void flightrec__fork_parent(int ran);
+void flightrec__fork_parent(int ran)
+{
+    for (int i = 0; i < ran; i++)
+        if (fork_handlers[i].parent != NULL)
+            fork_handlers[i].parent();
+}
+
+FLIGHTREC_API void flightrec__fork_child(int ran);
+void flightrec__fork_child(int ran)
+{
+    for (int i = 0; i < ran; i++)
+        if (fork_handlers[i].child != NULL)
+            fork_handlers[i].child();
 }
 
 void flightrec__port_yield(void)

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -421,6 +422,39 @@ static int mode_fork(void)
     return 0;
 }
 
+/* As mode_fork, through the calls that run no atfork handlers: _Fork(),
+ * or clone() making a process (@how "_Fork" or "clone"). */
+static int clone_child(void *arg)
+{
+    (void)arg;
+    void *b = malloc(222);
+    sink = b;
+    free(sink);
+    exit(4);
+}
+
+static int mode_fork_without_handlers(const char *how)
+{
+    static _Alignas(16) unsigned char child_stack[256 * 1024];
+    void *a = malloc(111);
+    sink = a;
+    pid_t pid;
+    if (strcmp(how, "_Fork") == 0) {
+        pid = _Fork();
+        if (pid == 0)
+            clone_child(NULL);
+    } else {
+        pid = clone(clone_child, child_stack + sizeof child_stack, SIGCHLD,
+                    NULL);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    free(sink);
+    printf("pid %d\n", (int)pid);
+    printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
 /* Closes every descriptor but the standard ones, then records. */
 static int mode_closeall(void)
 {
@@ -459,6 +493,8 @@ int main(int argc, char **argv)
         return mode_signals();
     if (strcmp(mode, "fork") == 0)
         return mode_fork();
+    if (strcmp(mode, "_Fork") == 0 || strcmp(mode, "clone") == 0)
+        return mode_fork_without_handlers(mode);
     if (strcmp(mode, "closeall") == 0)
         return mode_closeall();
     if (strcmp(mode, "signal") == 0)

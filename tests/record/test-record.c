@@ -566,13 +566,17 @@ TEST(sigint)
 
 /* A forked child writes FILE.PID; the parent's file has its own events. */
 /* A forked child writes FILE.PID; each process has its own calls. */
-static void check_fork_child_file(const char *program, const char *name)
+/* @mode: the target's way of forking ("fork", "_Fork", "clone"); the
+ * parent records the fork's result except for clone() (not wrapped as a
+ * call). */
+static void check_fork_child_file(const char *program, const char *name,
+                                  const char *mode)
 {
     char rec_path[4200], out_path[4200], child_path[4300];
     snprintf(rec_path, sizeof rec_path, "%s/%s.rec", scratch, name);
     snprintf(out_path, sizeof out_path, "%s/%s.out", scratch, name);
     const char *args[] = { "-f", "-o", rec_path, "--events", "memory,process",
-                           "--", program, "fork", NULL };
+                           "--", program, mode, NULL };
     int status = run_record(out_path, 0, args);
     CHECK(WIFEXITED(status));
     CHECK_EQ_I(WEXITSTATUS(status), 0);
@@ -612,7 +616,7 @@ static void check_fork_child_file(const char *program, const char *name)
     CHECK_EQ_I(p222, 0);
     CHECK_EQ_I(c111, 0);
     CHECK_EQ_I(c222, 1);
-    CHECK_EQ_I(fork_result, 1);
+    CHECK_EQ_I(fork_result, strcmp(mode, "clone") != 0);
     CHECK_EQ_I(c_exit, 1);
     unlink(child_path);
     rec_free(&parent);
@@ -622,7 +626,19 @@ static void check_fork_child_file(const char *program, const char *name)
 
 TEST(fork_child_file)
 {
-    check_fork_child_file(RECORD_TARGET, "fork");
+    check_fork_child_file(RECORD_TARGET, "fork", "fork");
+}
+
+/* _Fork() and clone() without CLONE_VM run no atfork handlers: the
+ * library's wrappers give their child what fork() gives. */
+TEST(underscore_fork_child_file)
+{
+    check_fork_child_file(RECORD_TARGET, "_Fork", "_Fork");
+}
+
+TEST(clone_child_file)
+{
+    check_fork_child_file(RECORD_TARGET, "clone", "clone");
 }
 
 /* The image after an exec writes FILE.PID; the first image's file ends with
@@ -840,7 +856,7 @@ TEST(wrap_exit_status)
 
 TEST(wrap_fork_child_file)
 {
-    check_fork_child_file(RECORD_WRAP_TARGET, "wrap-fork");
+    check_fork_child_file(RECORD_WRAP_TARGET, "wrap-fork", "fork");
 }
 
 /* A shell that execs: the program after the exec records into a session

@@ -491,9 +491,13 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
 {
     uint64_t head = r->head;
     uint64_t tail = r->page->data_tail;
+    /* A 32-bit kernel's positions are unsigned longs: its head wraps at
+     * 2^32 while ours goes on.  What is pending is less than a ring, so
+     * its 32-bit difference is right with either kernel. */
+    uint32_t pending = (uint32_t)(head - tail);
     int chunk_open = 0;
     unsigned char rec[256];
-    while (tail < head && out_room(fd)) {
+    while (pending > 0 && out_room(fd)) {
         struct perf_event_header h;
         uint64_t off = tail % r->data_size;
         size_t first = (size_t)(r->data_size - off);
@@ -503,7 +507,7 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
             memcpy(&h, r->data + off, first);
             memcpy((unsigned char *)&h + first, r->data, sizeof h - first);
         }
-        if (h.size < sizeof h || tail + h.size > head)
+        if (h.size < sizeof h || h.size > pending)
             break;
         size_t n = h.size < sizeof rec ? h.size : sizeof rec;
         if (first >= n) {
@@ -513,6 +517,7 @@ static void drain_ring(int fd, struct cpu_ring *r, uint64_t base)
             memcpy(rec + first, r->data, n - first);
         }
         tail += h.size;
+        pending -= h.size;
         if (h.type == PERF_RECORD_LOST && n >= sizeof h + 16) {
             uint64_t lost;
             memcpy(&lost, rec + sizeof h + 8, sizeof lost);

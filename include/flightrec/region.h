@@ -191,7 +191,11 @@ struct flightrec_region_control {
      * before remembered changes and last after it, so that a writer killed
      * in the middle leaves 0 and readers ignore the torn specs. */
     _Atomic uint32_t remembered_length;
-    uint32_t reserved;
+    /** A sequence count over the remembered specs: odd while a writer
+     * changes them, stepped again after, so that a reader copying them
+     * meanwhile sees it moved even when the length comes out the same
+     * (0 in a region whose writers predate it: never odd). */
+    _Atomic uint32_t remembered_sequence;
     /** The filter the program asked for: bit set = recorded. */
     _Atomic uint32_t filter[FLIGHTREC_EVENT_COUNT / 32];
     /** The filter specs whose names and globs also judge events named

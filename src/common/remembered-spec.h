@@ -20,26 +20,42 @@ static inline void fr_remembered_store(struct flightrec_region_control *c,
                                        const char *spec)
 {
     size_t n = strnlen(spec, FLIGHTREC_REGION_REMEMBERED_BYTES - 1);
+    /* Odd, and not what it was (a writer killed in the middle left it
+     * odd). */
+    uint32_t writing = (atomic_load_explicit(&c->remembered_sequence,
+                                             memory_order_relaxed) |
+                        1u) + 2u;
     atomic_store_explicit(&c->remembered_length, 0, memory_order_relaxed);
-    /* The cleared length reaches memory before any byte of the spec. */
+    atomic_store_explicit(&c->remembered_sequence, writing,
+                          memory_order_relaxed);
+    /* The cleared length and the odd count reach memory before any byte
+     * of the spec. */
     atomic_thread_fence(memory_order_release);
     memcpy(c->remembered, spec, n);
     c->remembered[n] = '\0';
     atomic_store_explicit(&c->remembered_length, (uint32_t)n + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->remembered_sequence, writing + 1,
                           memory_order_release);
 }
 
 /* Copies the specs into @out (FLIGHTREC_REGION_REMEMBERED_BYTES): 0, or -1
  * with @out empty when they are torn (their writer died meanwhile), being
- * changed, or damaged. */
+ * changed, or damaged.  The sequence count, not the length, tells a copy
+ * that a rewrite of the same length overlapped. */
 static inline int fr_remembered_load(const struct flightrec_region_control *c,
                                      char *out)
 {
+    uint32_t sequence =
+        atomic_load_explicit(&c->remembered_sequence, memory_order_acquire);
     uint32_t length =
-        atomic_load_explicit(&c->remembered_length, memory_order_acquire);
+        atomic_load_explicit(&c->remembered_length, memory_order_relaxed);
     memcpy(out, c->remembered, FLIGHTREC_REGION_REMEMBERED_BYTES);
     atomic_thread_fence(memory_order_acquire);
-    if (length == 0 || length > FLIGHTREC_REGION_REMEMBERED_BYTES ||
+    if ((sequence & 1u) != 0 || length == 0 ||
+        length > FLIGHTREC_REGION_REMEMBERED_BYTES ||
+        atomic_load_explicit(&c->remembered_sequence, memory_order_relaxed) !=
+            sequence ||
         atomic_load_explicit(&c->remembered_length, memory_order_relaxed) !=
             length ||
         strnlen(out, length) != length - 1) {

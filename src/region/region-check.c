@@ -92,6 +92,10 @@ int fr_region_check(const void *region, size_t size, char *message,
                       "%s); this reader (flightrec %s) uses %u-bit ones",
                       words_32 ? 32u : 64u, theirs, ours,
                       FLIGHTREC_REGION_NARROW ? 32u : 64u);
+    /* The ring list first: its writer grows `used` and the ring count
+     * before it publishes a ring there (release), so the two read after it
+     * cover every ring it links. */
+    uint64_t offset = atomic_load_explicit(&h->ring_list, memory_order_acquire);
     uint64_t used = atomic_load_explicit(&h->used, memory_order_acquire);
     if (used > size || used > h->region_size)
         return refuse(message, message_size,
@@ -116,7 +120,6 @@ int fr_region_check(const void *region, size_t size, char *message,
 
     const unsigned char *base = region;
     uint32_t count = atomic_load_explicit(&h->ring_count, memory_order_relaxed);
-    uint64_t offset = atomic_load_explicit(&h->ring_list, memory_order_acquire);
     uint64_t seen = 0;
     while (offset != 0) {
         if (++seen > count)

@@ -140,6 +140,9 @@ struct print_ctx {
     /* Function names (print only; connect --print shows addresses). */
     int symbols_wanted;
     struct fr_symbols *symbols;
+    /* An object record came: from then on every record goes to symbols
+     * (before it, fr_symbols_record() has nothing to do). */
+    int objects_seen;
     uint32_t func_entry, func_exit;   /* their ids in this stream */
     uint32_t object_path;             /* OBJECT_PATH (flightrec streams) */
     size_t word_bytes;
@@ -704,8 +707,10 @@ static int on_record(const struct flightrec_record *r, void *arg)
         p->have_base = 1;
         p->base_ns = r->time_ns;
     }
-    if (p->symbols != NULL)
+    if (FLIGHTREC_UNLIKELY(p->symbols != NULL) &&
+        (p->objects_seen || (p->objects_seen = fr_is_object_record(r)))) {
         fr_symbols_record(p->symbols, r);
+    }
     /* The event's name and kind, looked up once for the record. */
     struct name_cache *ev = NULL;
     if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {

@@ -205,6 +205,89 @@ static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_direct(
 }
 
 /*
+ * The merged counterpart of run_direct(): a run of plain events of one
+ * ring queued for the merge in place, as frc_merge_push_fast() queues
+ * each (room in the ring's last block, not below fast_floor), with the
+ * time chain in registers.  A release that becomes due is done (or
+ * deferred) after the item that made it due, as the item by item path
+ * does.  *@a status: 0 on, 1 feed_stop was set (the caller stops), -1 an
+ * error (the item at the returned position counts as not consumed).
+ */
+static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_queue(
+    struct flightrec_client *c, struct frc_ring *r, const unsigned char *p,
+    const unsigned char *end, uint64_t offset_at_p, int be, int wide,
+    uint32_t field, uint32_t step, uint64_t x, uint64_t q, int *status)
+{
+    const size_t size = wide ? 12 : 8;
+    const unsigned char *cls = c->cls;
+    const uint32_t limit = c->step_limit;
+    const int div_kind = c->div_kind;
+    const int div_shift = c->div_shift;
+    const uint64_t div_magic = c->div_magic, freq = c->freq;
+    const unsigned char *first = p;
+    uint64_t ticks = r->ticks, ns = r->ns, rem = r->rem, seq = r->seq;
+
+    for (;;) {
+        uint32_t word = rd32(p, be);
+        struct frc_qrec *rec;
+
+        ticks += step;
+        ns += q;
+        rem = x - q * freq;
+        seq++;
+        rec = &r->rq_tail->rec[r->rq_end++];
+        rec->time = ns;
+        rec->data = wide ? rd64(p + 4, be) : rd32(p + 4, be);
+        rec->offset = offset_at_p + (uint64_t)(p - first);
+        rec->gen = r->gen;
+        rec->event = (uint16_t)(word & FLIGHTREC_EVENT_MASK);
+        rec->type = FLIGHTREC_RECORD_EVENT;
+        rec->flags = 0;
+        if (FLIGHTREC_UNLIKELY(--c->feed_quota == 0))
+            c->feed_stop = 1;
+        if (ns > c->max_time)
+            c->max_time = ns;
+        if (FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)) {
+            if (c->defer_left != 0) {
+                /* As in frc_merge_push_fast(). */
+                c->defer_left--;
+                c->fast_floor = c->max_time - c->opt.merge_window_ns + 1;
+            } else if (frc_merge_release(c) != 0) {
+                *status = -1;
+                break;
+            }
+        }
+        p += size;
+        if (FLIGHTREC_UNLIKELY(c->feed_stop)) {
+            *status = 1;
+            break;
+        }
+        if (p == end)
+            break;
+        /* Whether the next item qualifies; nothing is changed if not. */
+        word = rd32(p, be);
+        uint32_t f = word >> FLIGHTREC_EVENT_BITS;
+        step = (f - field) & FLIGHTREC_TIME_MASK;
+        if (cls[word & FLIGHTREC_EVENT_MASK] != A_EVENT || step >= limit)
+            break;
+        x = rem + (uint64_t)step * NS_PER_S;
+        q = frc_div_by(div_kind, div_magic, div_shift, x);
+        if (!(r->rq_head != NULL && r->rq_end < r->rq_cap &&
+              ns + q >= c->fast_floor))
+            break;
+        field = f;
+    }
+    r->field = field;
+    r->ticks = ticks;
+    r->ns = ns;
+    r->rem = rem;
+    r->floor = ns;
+    r->has_floor = 1;
+    r->seq = seq;
+    return p;
+}
+
+/*
  * Decodes the whole items in p[0..n).  The common case -- a plain event in
  * a ring whose time chain is running, nothing held, no merge -- is timed
  * and delivered right here; everything else goes through slow_item().
@@ -260,6 +343,20 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                 }
                 uint64_t x = r->rem + (uint64_t)step * NS_PER_S;
                 uint64_t q = frc_div(c, x);
+                if (FLIGHTREC_LIKELY(c->opt.merge && !c->text_active) &&
+                    (r != c->direct_ring || r->ns + q >= c->direct_below) &&
+                    r->rq_head != NULL && r->rq_end < r->rq_cap &&
+                    r->ns + q >= c->fast_floor) {
+                    int status = 0;
+                    p = run_queue(c, r, p, end,
+                                  offset + (uint64_t)(p - start), be, wide,
+                                  field, step, x, q, &status);
+                    if (FLIGHTREC_UNLIKELY(status < 0))
+                        return (size_t)(p - start);
+                    if (FLIGHTREC_UNLIKELY(status > 0))
+                        break;
+                    continue;
+                }
                 if (FLIGHTREC_LIKELY(!c->text_active) &&
                     (!c->opt.merge || (r == c->direct_ring &&
                                        r->ns + q < c->direct_below))) {

@@ -82,8 +82,14 @@ struct name_cache {
     uint32_t raw_len;
     uint32_t len;
     uint32_t kind;   /* FLIGHTREC_EVENT_* the stream defined */
+    /* SPECIAL_*: what on_record() does for the event beyond printing it,
+     * one test for the common event that needs nothing. */
+    uint32_t special;
     char text[NAME_TEXT_MAX];
 };
+
+#define SPECIAL_SPAN 1u    /* a span begin or end: track_span() */
+#define SPECIAL_OBJECT 2u  /* an object record: symbols from now on */
 
 /* Per ring: the text "[RING] TID NAME " as last formatted (the name
  * escaped), valid while the ring's owner is the same. */
@@ -161,6 +167,13 @@ static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
         nc->raw_len = (uint32_t)len;
         nc->len = (uint32_t)(cli_fmt_escaped(nc->text, n, len) - nc->text);
         nc->kind = flightrec_client_event_kind(p->client, id);
+        nc->special = 0;
+        if (nc->kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
+            nc->kind == FLIGHTREC_EVENT_SPAN_END)
+            nc->special |= SPECIAL_SPAN;
+        if ((id & FLIGHTREC_EVENT_MASK) >= FLIGHTREC_EV_OBJECT_LOAD &&
+            (id & FLIGHTREC_EVENT_MASK) <= FLIGHTREC_EV_OBJECT_BUILD_ID)
+            nc->special |= SPECIAL_OBJECT; /* as fr_is_object_record() */
     }
     return nc;
 }
@@ -707,18 +720,21 @@ static int on_record(const struct flightrec_record *r, void *arg)
         p->have_base = 1;
         p->base_ns = r->time_ns;
     }
-    if (FLIGHTREC_UNLIKELY(p->symbols != NULL) &&
-        (p->objects_seen || (p->objects_seen = fr_is_object_record(r)))) {
-        fr_symbols_record(p->symbols, r);
-    }
     /* The event's name and kind, looked up once for the record. */
     struct name_cache *ev = NULL;
     if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {
         ev = event_name(p, r->event);
-        if (FLIGHTREC_UNLIKELY(ev->kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
-                               ev->kind == FLIGHTREC_EVENT_SPAN_END))
-            track_span(p, r, ev->kind);
+        if (FLIGHTREC_UNLIKELY(ev->special != 0)) {
+            if (ev->special & SPECIAL_OBJECT)
+                p->objects_seen = 1;
+            if (ev->special & SPECIAL_SPAN)
+                track_span(p, r, ev->kind);
+        }
     }
+    /* Before the first object record, fr_symbols_record() has nothing
+     * to do. */
+    if (FLIGHTREC_UNLIKELY(p->objects_seen) && p->symbols != NULL)
+        fr_symbols_record(p->symbols, r);
     /* The name filters see every record, also those outside --from/--to,
      * so that a term naming something in the stream is not reported as
      * matching nothing. */

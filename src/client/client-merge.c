@@ -215,19 +215,34 @@ static FLIGHTREC_ALWAYS_INLINE int deliver_as(struct flightrec_client *c,
     out->time_ns = time;
     out->ring = r->info.id;
     out->offset = offset;
-    if (FLIGHTREC_LIKELY(type == FLIGHTREC_RECORD_EVENT)) {
+    if (FLIGHTREC_LIKELY(type == FLIGHTREC_RECORD_EVENT && flags == 0)) {
+        /* The common record: what the macros below do for it. */
         out->event = event;
         out->data = data;
         out->loss_kind = 0;
         out->loss_count = 0;
-        FRC_COUNT_EVENT(c, r, flags);
+        r->info.events++;
+        c->totals.events++;
+        if (FLIGHTREC_UNLIKELY(!r->has_first)) {
+            r->info.first_ns = time;
+            r->has_first = 1;
+        }
+        r->info.last_ns = time;
     } else {
-        out->event = 0;
-        out->data = 0;
-        out->loss_kind = event;
-        out->loss_count = data;
+        if (type == FLIGHTREC_RECORD_EVENT) {
+            out->event = event;
+            out->data = data;
+            out->loss_kind = 0;
+            out->loss_count = 0;
+            FRC_COUNT_EVENT(c, r, flags);
+        } else {
+            out->event = 0;
+            out->data = 0;
+            out->loss_kind = event;
+            out->loss_count = data;
+        }
+        FRC_COUNT_TIME(c, r, flags, time);
     }
-    FRC_COUNT_TIME(c, r, flags, time);
     out->ring_info = FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty)
                          ? &r->info
                          : ring_view_old(c, r, gen);

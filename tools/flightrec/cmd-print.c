@@ -124,6 +124,7 @@ struct print_ctx {
     int wall;
     uint64_t wall_saturated;  /* records whose wall time did not fit */
     int filter_time;
+    int filtering;    /* any of --event, --thread, --from, --to */
     int no_realtime;  /* --wall on a stream without a realtime reference */
     int started;
     uint64_t realtime0;
@@ -714,11 +715,14 @@ static int on_record(const struct flightrec_record *r, void *arg)
     const struct flightrec_ring_info *ri = r->ring_info;
     int untimed = (r->flags & FLIGHTREC_RECORD_UNTIMED) != 0;
 
-    if (FLIGHTREC_UNLIKELY(!p->started) && start(p) != 0)
-        return 1;
-    if (FLIGHTREC_UNLIKELY(!p->have_base) && !untimed) {
-        p->have_base = 1;
-        p->base_ns = r->time_ns;
+    /* Once there is a base, the start is done. */
+    if (FLIGHTREC_UNLIKELY(!p->have_base)) {
+        if (!p->started && start(p) != 0)
+            return 1;
+        if (!untimed) {
+            p->have_base = 1;
+            p->base_ns = r->time_ns;
+        }
     }
     /* The event's name and kind, looked up once for the record. */
     struct name_cache *ev = NULL;
@@ -738,19 +742,21 @@ static int on_record(const struct flightrec_record *r, void *arg)
     /* The name filters see every record, also those outside --from/--to,
      * so that a term naming something in the stream is not reported as
      * matching nothing. */
-    int selected = 1;
-    if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
-        !cli_event_filter_match(&p->events, p->client, r->event))
-        selected = 0;
-    if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
-        selected = 0;
-    if (!selected)
-        return 0;
-    if (p->filter_time) {
-        if (untimed || r->time_ns < p->base_ns ||
-            r->time_ns - p->base_ns < p->from_ns ||
-            r->time_ns - p->base_ns > p->to_ns)
+    if (FLIGHTREC_UNLIKELY(p->filtering)) {
+        int selected = 1;
+        if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
+            !cli_event_filter_match(&p->events, p->client, r->event))
+            selected = 0;
+        if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
+            selected = 0;
+        if (!selected)
             return 0;
+        if (p->filter_time) {
+            if (untimed || r->time_ns < p->base_ns ||
+                r->time_ns - p->base_ns < p->from_ns ||
+                r->time_ns - p->base_ns > p->to_ns)
+                return 0;
+        }
     }
 
     if (FLIGHTREC_LIKELY(!p->json && !p->csv)) {
@@ -954,6 +960,7 @@ int cmd_print(int argc, char **argv)
         goto out;
     }
     p->filter_time = have_from || have_to;
+    p->filtering = p->filter_time || p->events.active || p->threads.active;
 
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         goto out;

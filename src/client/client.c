@@ -141,7 +141,9 @@ static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_direct(
     const flightrec_record_fn fn = c->opt.on_record;
     void *const arg = c->opt.arg;
     struct flightrec_record *out = &c->rec;
-    const unsigned char *first = p;
+    /* The stream offset of an item is base + its address (wrapping
+     * arithmetic), one add instead of two and a spilled pointer. */
+    const uint64_t base = offset_at_p - (uint64_t)(uintptr_t)p;
     uint64_t ticks = r->ticks, ns = r->ns, rem = r->rem, seq = r->seq;
 
     if (FLIGHTREC_UNLIKELY(c->rec_ring != r)) {
@@ -172,7 +174,7 @@ static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_direct(
         out->time_ns = ns;
         out->event = word & FLIGHTREC_EVENT_MASK;
         out->data = wide ? rd64(p + 4, be) : rd32(p + 4, be);
-        out->offset = offset_at_p + (uint64_t)(p - first);
+        out->offset = base + (uint64_t)(uintptr_t)p;
         if (FLIGHTREC_UNLIKELY(fn(out, arg) != 0)) {
             frc_fail(c, FLIGHTREC_ECALLBACK, out->offset,
                      "stopped by callback");
@@ -224,7 +226,9 @@ static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_queue(
     const int div_kind = c->div_kind;
     const int div_shift = c->div_shift;
     const uint64_t div_magic = c->div_magic, freq = c->freq;
-    const unsigned char *first = p;
+    /* The stream offset of an item is base + its address (wrapping
+     * arithmetic), one add instead of two and a spilled pointer. */
+    const uint64_t base = offset_at_p - (uint64_t)(uintptr_t)p;
     uint64_t ticks = r->ticks, ns = r->ns, rem = r->rem, seq = r->seq;
 
     for (;;) {
@@ -238,7 +242,7 @@ static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_queue(
         rec = &r->rq_tail->rec[r->rq_end++];
         rec->time = ns;
         rec->data = wide ? rd64(p + 4, be) : rd32(p + 4, be);
-        rec->offset = offset_at_p + (uint64_t)(p - first);
+        rec->offset = base + (uint64_t)(uintptr_t)p;
         rec->gen = r->gen;
         rec->event = (uint16_t)(word & FLIGHTREC_EVENT_MASK);
         rec->type = FLIGHTREC_RECORD_EVENT;

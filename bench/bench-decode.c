@@ -16,8 +16,11 @@
  * The merged figures include flightrec_client_read_fd() on a temporary
  * file: both passes, exact order.  Times are CPU seconds of the process.
  *
- * Usage: bench-decode [MILLION_ITEMS [RUNS [FORMAT [mixed|runs]]]]
- *        (defaults 50 5 le32 mixed)
+ * Usage: bench-decode [MILLION_ITEMS [RUNS [FORMAT [mixed|runs [PASS]]]]]
+ *        (defaults 50 5 le32 mixed); PASS (unmerged, window, window0 or
+ *        read_fd) runs that pass alone, for profiles: under callgrind,
+ *        the inclusive cost of decode() or read_file() over the items is
+ *        the pass's instructions per item.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -129,8 +132,15 @@ static int on_record(const struct flightrec_record *r, void *arg)
     return 0;
 }
 
-static double decode(const struct buf *b, int merge, uint64_t window,
-                     struct count *out)
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/* Not inlined, so that profiles show each pass as one function. */
+static NOINLINE double decode(const struct buf *b, int merge,
+                              uint64_t window, struct count *out)
 {
     struct count cnt = {0, 0, 0};
     struct flightrec_client_options o = {.on_record = on_record,
@@ -157,7 +167,7 @@ static double decode(const struct buf *b, int merge, uint64_t window,
 }
 
 /* flightrec_client_read_fd() on the stream in a file. */
-static double read_file(const char *path, struct count *out)
+static NOINLINE double read_file(const char *path, struct count *out)
 {
     struct count cnt = {0, 0, 0};
     struct flightrec_client_options o = {.on_record = on_record,
@@ -210,6 +220,7 @@ int main(int argc, char **argv)
     int runs = argc > 2 ? atoi(argv[2]) : 5;
     const char *fmt = argc > 3 ? argv[3] : "le32";
     int shape_runs = argc > 4 && strcmp(argv[4], "runs") == 0;
+    const char *only = argc > 5 ? argv[5] : NULL;
     uint32_t format = strcmp(fmt, "le64") == 0   ? FLIGHTREC_FORMAT_LE_64
                       : strcmp(fmt, "be32") == 0 ? FLIGHTREC_FORMAT_BE_32
                       : strcmp(fmt, "be64") == 0 ? FLIGHTREC_FORMAT_BE_64
@@ -228,6 +239,20 @@ int main(int argc, char **argv)
     const char *tmp = getenv("TMPDIR");
     int fd;
 
+    static const char *const pass_names[PASSES] = {"baseline", "unmerged",
+                                                   "window", "window0",
+                                                   "read_fd"};
+    int want = -1; /* the one pass to run, or -1: all */
+
+    if (only != NULL) {
+        for (int i = 0; i < PASSES; i++)
+            if (strcmp(only, pass_names[i]) == 0)
+                want = i;
+        if (want < 0) {
+            fprintf(stderr, "bench-decode: unknown pass '%s'\n", only);
+            return 2;
+        }
+    }
     if (items == 0 || runs < 1 || runs > RUNS_MAX)
         return 1;
     memset(recs, 0, sizeof recs);
@@ -244,13 +269,19 @@ int main(int argc, char **argv)
            fmt, shape_runs ? "runs" : "mixed", items, b.len, RINGS, runs);
     /* Passes interleave run by run, so load on the machine spreads over
      * all of them alike. */
+#define RUN_PASS(i) (want < 0 || want == (i))
     for (int r = 0; r < runs; r++) {
-        times[0][done[0]++] = baseline(&b);
-        times[1][done[1]++] = decode(&b, 0, 0, &recs[1]);
-        times[2][done[2]++] = decode(&b, 1, 1000000, &recs[2]);
-        if (items <= 20000000u) /* window 0 holds every record */
+        if (RUN_PASS(0) || want > 0) /* the others' figures need it */
+            times[0][done[0]++] = baseline(&b);
+        if (RUN_PASS(1))
+            times[1][done[1]++] = decode(&b, 0, 0, &recs[1]);
+        if (RUN_PASS(2))
+            times[2][done[2]++] = decode(&b, 1, 1000000, &recs[2]);
+        /* Window 0 holds every record. */
+        if (RUN_PASS(3) && (items <= 20000000u || want == 3))
             times[3][done[3]++] = decode(&b, 1, 0, &recs[3]);
-        times[4][done[4]++] = read_file(path, &recs[4]);
+        if (RUN_PASS(4))
+            times[4][done[4]++] = read_file(path, &recs[4]);
     }
     unlink(path);
     qsort(times[0], (size_t)done[0], sizeof(double), cmp_double);

@@ -417,19 +417,25 @@ int frc_flush_untimed(struct flightrec_client *c, struct frc_ring *r);
 
 /* Division by the frequency with the reciprocal frc_set_divisor() made
  * (Granlund-Montgomery round-up variant): exact for every 64-bit x. */
-static inline uint64_t frc_div(const struct flightrec_client *c, uint64_t x)
+static FLIGHTREC_ALWAYS_INLINE uint64_t frc_div_by(int kind, uint64_t magic,
+                                                 int shift, uint64_t x)
 {
     uint64_t t;
 
-    if (c->div_kind == 2) {
+    if (kind == 2) {
 #ifdef __SIZEOF_INT128__
-        t = (uint64_t)(((unsigned __int128)c->div_magic * x) >> 64);
+        t = (uint64_t)(((unsigned __int128)magic * x) >> 64);
 #else
-        t = frc_mulhi(c->div_magic, x);
+        t = frc_mulhi(magic, x);
 #endif
-        return (t + ((x - t) >> 1)) >> c->div_shift;
+        return (t + ((x - t) >> 1)) >> shift;
     }
-    return c->div_kind == 1 ? x >> c->div_shift : x;
+    return kind == 1 ? x >> shift : x;
+}
+
+static inline uint64_t frc_div(const struct flightrec_client *c, uint64_t x)
+{
+    return frc_div_by(c->div_kind, c->div_magic, c->div_shift, x);
 }
 
 /* client-merge.c */

@@ -195,15 +195,17 @@ static int deliver_text(struct flightrec_client *c, struct frc_ring *r,
                         uint32_t event, uint64_t data, uint64_t offset,
                         uint32_t gen);
 
-static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
-                                           struct frc_ring *r, uint32_t type,
-                                           uint32_t flags, uint64_t time,
-                                           uint32_t event, uint64_t data,
-                                           uint64_t offset, uint32_t gen)
+/* @a text: strings may be defined (c->text_active, or not known). */
+static FLIGHTREC_ALWAYS_INLINE int deliver_as(struct flightrec_client *c,
+                                              struct frc_ring *r,
+                                              uint32_t type, uint32_t flags,
+                                              uint64_t time, uint32_t event,
+                                              uint64_t data, uint64_t offset,
+                                              uint32_t gen, int text)
 {
     struct flightrec_record *out = &c->rec;
 
-    if (FLIGHTREC_UNLIKELY(c->text_active))
+    if (text && FLIGHTREC_UNLIKELY(c->text_active))
         return deliver_text(c, r, type, flags, time, event, data, offset,
                             gen);
 
@@ -213,25 +215,49 @@ static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
     out->time_ns = time;
     out->ring = r->info.id;
     out->offset = offset;
-    if (FLIGHTREC_LIKELY(type == FLIGHTREC_RECORD_EVENT)) {
+    if (FLIGHTREC_LIKELY(type == FLIGHTREC_RECORD_EVENT && flags == 0)) {
+        /* The common record: what the macros below do for it. */
         out->event = event;
         out->data = data;
         out->loss_kind = 0;
         out->loss_count = 0;
-        FRC_COUNT_EVENT(c, r, flags);
+        r->info.events++;
+        c->totals.events++;
+        if (FLIGHTREC_UNLIKELY(!r->has_first)) {
+            r->info.first_ns = time;
+            r->has_first = 1;
+        }
+        r->info.last_ns = time;
     } else {
-        out->event = 0;
-        out->data = 0;
-        out->loss_kind = event;
-        out->loss_count = data;
+        if (type == FLIGHTREC_RECORD_EVENT) {
+            out->event = event;
+            out->data = data;
+            out->loss_kind = 0;
+            out->loss_count = 0;
+            FRC_COUNT_EVENT(c, r, flags);
+        } else {
+            out->event = 0;
+            out->data = 0;
+            out->loss_kind = event;
+            out->loss_count = data;
+        }
+        FRC_COUNT_TIME(c, r, flags, time);
     }
-    FRC_COUNT_TIME(c, r, flags, time);
     out->ring_info = FLIGHTREC_LIKELY(gen == r->gen && !r->ident_dirty)
                          ? &r->info
                          : ring_view_old(c, r, gen);
     if (FLIGHTREC_UNLIKELY(c->opt.on_record(out, c->opt.arg) != 0))
         return frc_fail(c, FLIGHTREC_ECALLBACK, offset, "stopped by callback");
     return 0;
+}
+
+static FLIGHTREC_ALWAYS_INLINE int deliver(struct flightrec_client *c,
+                                           struct frc_ring *r, uint32_t type,
+                                           uint32_t flags, uint64_t time,
+                                           uint32_t event, uint64_t data,
+                                           uint64_t offset, uint32_t gen)
+{
+    return deliver_as(c, r, type, flags, time, event, data, offset, gen, 1);
 }
 
 /* The string being put together goes out as one record: the first
@@ -513,8 +539,10 @@ static inline uint64_t rq_key(const struct frc_ring *r)
 /*=====   Release   =====*/
 
 /* Delivers, in merge order, every queued record whose turn comes at or
- * before time @a limit. */
-static int release(struct flightrec_client *c, uint64_t limit)
+ * before time @a limit; @a text as deliver_as() (strings are defined by
+ * the decoder, never during a release, so one test per release does). */
+static FLIGHTREC_ALWAYS_INLINE int release_as(struct flightrec_client *c,
+                                              uint64_t limit, int text)
 {
     int rc = 0;
 
@@ -544,8 +572,8 @@ static int release(struct flightrec_client *c, uint64_t limit)
             const struct frc_qrec *q = &r->rq_head->rec[r->rq_first];
             if (q->time > top)
                 top = q->time;
-            rc = deliver(c, r, q->type, q->flags, q->time, q->event, q->data,
-                         q->offset, q->gen);
+            rc = deliver_as(c, r, q->type, q->flags, q->time, q->event,
+                            q->data, q->offset, q->gen, text);
             left = rq_drop(c, r);
         } while (rc == 0 && left && more && rq_key(r) <= stop);
         c->released = top;
@@ -579,6 +607,12 @@ static int release(struct flightrec_client *c, uint64_t limit)
     c->fast_floor = c->released;
     c->defer_left = FRC_RELEASE_BATCH;
     return rc;
+}
+
+static int release(struct flightrec_client *c, uint64_t limit)
+{
+    return FLIGHTREC_UNLIKELY(c->text_active) ? release_as(c, limit, 1)
+                                               : release_as(c, limit, 0);
 }
 
 int frc_merge_release(struct flightrec_client *c)

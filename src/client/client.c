@@ -115,6 +115,183 @@ static FLIGHTREC_ALWAYS_INLINE uint64_t rd64(const unsigned char *p, int be)
 }
 
 /*
+ * The fast path's common case, a run of plain events of one ring delivered
+ * straight to the callback (no merge, or the ordered reader's direct
+ * delivery: times below direct_below): the time chain stays in registers
+ * from item to item and goes back to the ring when the run ends, since
+ * nothing the callback may call reads it.  The caller has found the first
+ * item (at @a p: its @a field, @a step, and x and q of its division) to
+ * qualify.  The run ends before the first item that does not: another
+ * kind of item, a backwards step, a time at or past @a below; what
+ * run() does with it is what it would have done without this loop.
+ * Returns where the run ended; *@a failed when the callback stopped it.
+ */
+static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_direct(
+    struct flightrec_client *c, struct frc_ring *r, const unsigned char *p,
+    const unsigned char *end, uint64_t offset_at_p, int be, int wide,
+    uint32_t field, uint32_t step, uint64_t x, uint64_t q, uint64_t below,
+    int *failed)
+{
+    const size_t size = wide ? 12 : 8;
+    const unsigned char *cls = c->cls;
+    const uint32_t limit = c->step_limit;
+    const int div_kind = c->div_kind;
+    const int div_shift = c->div_shift;
+    const uint64_t div_magic = c->div_magic, freq = c->freq;
+    const flightrec_record_fn fn = c->opt.on_record;
+    void *const arg = c->opt.arg;
+    struct flightrec_record *out = &c->rec;
+    /* The stream offset of an item is base + its address (wrapping
+     * arithmetic), one add instead of two and a spilled pointer. */
+    const uint64_t base = offset_at_p - (uint64_t)(uintptr_t)p;
+    uint64_t ticks = r->ticks, ns = r->ns, rem = r->rem, seq = r->seq;
+
+    if (FLIGHTREC_UNLIKELY(c->rec_ring != r)) {
+        /* The fields that stay the same from item to item. */
+        out->type = FLIGHTREC_RECORD_EVENT;
+        out->flags = 0;
+        out->ring = r->info.id;
+        out->loss_kind = 0;
+        out->loss_count = 0;
+        out->ring_info = &r->info;
+        c->rec_ring = r;
+    }
+    if (FLIGHTREC_UNLIKELY(!r->has_first)) {
+        r->info.first_ns = ns + q;
+        r->has_first = 1;
+    }
+    for (;;) {
+        uint32_t word = rd32(p, be);
+        /* The item is taken: the chain moves on and it is counted
+         * (FRC_COUNT_EVENT and FRC_COUNT_TIME of an unflagged record). */
+        ticks += step;
+        ns += q;
+        rem = x - q * freq;
+        seq++;
+        r->info.events++;
+        c->totals.events++;
+        r->info.last_ns = ns;
+        out->time_ns = ns;
+        out->event = word & FLIGHTREC_EVENT_MASK;
+        out->data = wide ? rd64(p + 4, be) : rd32(p + 4, be);
+        out->offset = base + (uint64_t)(uintptr_t)p;
+        if (FLIGHTREC_UNLIKELY(fn(out, arg) != 0)) {
+            frc_fail(c, FLIGHTREC_ECALLBACK, out->offset,
+                     "stopped by callback");
+            *failed = 1;
+            break;
+        }
+        p += size;
+        if (p == end)
+            break;
+        /* Whether the next item qualifies; nothing is changed if not. */
+        word = rd32(p, be);
+        uint32_t f = word >> FLIGHTREC_EVENT_BITS;
+        step = (f - field) & FLIGHTREC_TIME_MASK;
+        if (cls[word & FLIGHTREC_EVENT_MASK] != A_EVENT || step >= limit)
+            break;
+        x = rem + (uint64_t)step * NS_PER_S;
+        q = frc_div_by(div_kind, div_magic, div_shift, x);
+        if (ns + q >= below)
+            break;
+        field = f;
+    }
+    r->field = field;
+    r->ticks = ticks;
+    r->ns = ns;
+    r->rem = rem;
+    r->floor = ns;
+    r->has_floor = 1;
+    r->seq = seq;
+    return p;
+}
+
+/*
+ * The merged counterpart of run_direct(): a run of plain events of one
+ * ring queued for the merge in place, as frc_merge_push_fast() queues
+ * each (room in the ring's last block, not below fast_floor), with the
+ * time chain in registers.  A release that becomes due is done (or
+ * deferred) after the item that made it due, as the item by item path
+ * does.  *@a status: 0 on, 1 feed_stop was set (the caller stops), -1 an
+ * error (the item at the returned position counts as not consumed).
+ */
+static FLIGHTREC_ALWAYS_INLINE const unsigned char *run_queue(
+    struct flightrec_client *c, struct frc_ring *r, const unsigned char *p,
+    const unsigned char *end, uint64_t offset_at_p, int be, int wide,
+    uint32_t field, uint32_t step, uint64_t x, uint64_t q, int *status)
+{
+    const size_t size = wide ? 12 : 8;
+    const unsigned char *cls = c->cls;
+    const uint32_t limit = c->step_limit;
+    const int div_kind = c->div_kind;
+    const int div_shift = c->div_shift;
+    const uint64_t div_magic = c->div_magic, freq = c->freq;
+    /* The stream offset of an item is base + its address (wrapping
+     * arithmetic), one add instead of two and a spilled pointer. */
+    const uint64_t base = offset_at_p - (uint64_t)(uintptr_t)p;
+    uint64_t ticks = r->ticks, ns = r->ns, rem = r->rem, seq = r->seq;
+
+    for (;;) {
+        uint32_t word = rd32(p, be);
+        struct frc_qrec *rec;
+
+        ticks += step;
+        ns += q;
+        rem = x - q * freq;
+        seq++;
+        rec = &r->rq_tail->rec[r->rq_end++];
+        rec->time = ns;
+        rec->data = wide ? rd64(p + 4, be) : rd32(p + 4, be);
+        rec->offset = base + (uint64_t)(uintptr_t)p;
+        rec->gen = r->gen;
+        rec->event = (uint16_t)(word & FLIGHTREC_EVENT_MASK);
+        rec->type = FLIGHTREC_RECORD_EVENT;
+        rec->flags = 0;
+        if (FLIGHTREC_UNLIKELY(--c->feed_quota == 0))
+            c->feed_stop = 1;
+        if (ns > c->max_time)
+            c->max_time = ns;
+        if (FLIGHTREC_UNLIKELY(c->max_time >= c->release_at)) {
+            if (c->defer_left != 0) {
+                /* As in frc_merge_push_fast(). */
+                c->defer_left--;
+                c->fast_floor = c->max_time - c->opt.merge_window_ns + 1;
+            } else if (frc_merge_release(c) != 0) {
+                *status = -1;
+                break;
+            }
+        }
+        p += size;
+        if (FLIGHTREC_UNLIKELY(c->feed_stop)) {
+            *status = 1;
+            break;
+        }
+        if (p == end)
+            break;
+        /* Whether the next item qualifies; nothing is changed if not. */
+        word = rd32(p, be);
+        uint32_t f = word >> FLIGHTREC_EVENT_BITS;
+        step = (f - field) & FLIGHTREC_TIME_MASK;
+        if (cls[word & FLIGHTREC_EVENT_MASK] != A_EVENT || step >= limit)
+            break;
+        x = rem + (uint64_t)step * NS_PER_S;
+        q = frc_div_by(div_kind, div_magic, div_shift, x);
+        if (!(r->rq_head != NULL && r->rq_end < r->rq_cap &&
+              ns + q >= c->fast_floor))
+            break;
+        field = f;
+    }
+    r->field = field;
+    r->ticks = ticks;
+    r->ns = ns;
+    r->rem = rem;
+    r->floor = ns;
+    r->has_floor = 1;
+    r->seq = seq;
+    return p;
+}
+
+/*
  * Decodes the whole items in p[0..n).  The common case -- a plain event in
  * a ring whose time chain is running, nothing held, no merge -- is timed
  * and delivered right here; everything else goes through slow_item().
@@ -128,9 +305,6 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
     const size_t size = wide ? 12 : 8;
     const unsigned char *start = p;
     const unsigned char *end = p + (n - n % size);
-    struct flightrec_record *out = &c->rec;
-    flightrec_record_fn fn = c->opt.on_record;
-    void *arg = c->opt.arg;
 
     while (p != end) {
         uint32_t word = rd32(p, be);
@@ -147,14 +321,60 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                     /* The index pass of an ordered read: no time and no
                      * record, only what decides how later items decode
                      * (their steps, the ring's position count). */
-                    r->field = field;
-                    r->ticks += step;
-                    r->seq++;
+                    /* The plain events that follow in this ring, the
+                     * same way, with the chain in registers: nothing
+                     * else reads it meanwhile. */
+                    const unsigned char *cls = c->cls;
+                    const uint32_t limit = c->step_limit;
+                    uint64_t ticks = r->ticks + step, seq = r->seq + 1;
                     p += size;
+                    while (p != end) {
+                        uint32_t w = rd32(p, be);
+                        uint32_t f = w >> FLIGHTREC_EVENT_BITS;
+                        uint32_t s = (f - field) & FLIGHTREC_TIME_MASK;
+                        if (cls[w & FLIGHTREC_EVENT_MASK] != A_EVENT ||
+                            s >= limit)
+                            break;
+                        field = f;
+                        ticks += s;
+                        seq++;
+                        p += size;
+                    }
+                    r->field = field;
+                    r->ticks = ticks;
+                    r->seq = seq;
                     continue;
                 }
                 uint64_t x = r->rem + (uint64_t)step * NS_PER_S;
                 uint64_t q = frc_div(c, x);
+                if (FLIGHTREC_LIKELY(c->opt.merge && !c->text_active) &&
+                    (r != c->direct_ring || r->ns + q >= c->direct_below) &&
+                    r->rq_head != NULL && r->rq_end < r->rq_cap &&
+                    r->ns + q >= c->fast_floor) {
+                    int status = 0;
+                    p = run_queue(c, r, p, end,
+                                  offset + (uint64_t)(p - start), be, wide,
+                                  field, step, x, q, &status);
+                    if (FLIGHTREC_UNLIKELY(status < 0))
+                        return (size_t)(p - start);
+                    if (FLIGHTREC_UNLIKELY(status > 0))
+                        break;
+                    continue;
+                }
+                if (FLIGHTREC_LIKELY(!c->text_active) &&
+                    (!c->opt.merge || (r == c->direct_ring &&
+                                       r->ns + q < c->direct_below))) {
+                    int failed = 0;
+                    p = run_direct(c, r, p, end,
+                                   offset + (uint64_t)(p - start), be, wide,
+                                   field, step, x, q,
+                                   c->opt.merge ? c->direct_below
+                                                : UINT64_MAX,
+                                   &failed);
+                    if (FLIGHTREC_UNLIKELY(failed))
+                        return (size_t)(p - start);
+                    continue;
+                }
                 r->field = field;
                 r->ticks += step;
                 r->ns += q;
@@ -187,43 +407,20 @@ static FLIGHTREC_ALWAYS_INLINE size_t run(struct flightrec_client *c,
                         break;
                     continue;
                 }
-                if (FLIGHTREC_UNLIKELY(c->text_active)) {
-                    /* Strings are put together in deliver(). */
-                    struct frc_rec rec;
-                    rec.time = r->ns;
-                    rec.data = data;
-                    rec.offset = offset + (uint64_t)(p - start);
-                    rec.event = event;
-                    rec.field = field;
-                    rec.gen = r->gen;
-                    rec.type = FLIGHTREC_RECORD_EVENT;
-                    rec.flags = 0;
-                    if (frc_deliver(c, r, &rec) != 0)
-                        return (size_t)(p - start);
-                    p += size;
-                    continue;
-                }
-                FRC_COUNT_EVENT(c, r, 0u);
-                FRC_COUNT_TIME(c, r, 0u, r->ns);
-                if (FLIGHTREC_UNLIKELY(c->rec_ring != r)) {
-                    /* The fields that stay the same from item to item. */
-                    out->type = FLIGHTREC_RECORD_EVENT;
-                    out->flags = 0;
-                    out->ring = r->info.id;
-                    out->loss_kind = 0;
-                    out->loss_count = 0;
-                    out->ring_info = &r->info;
-                    c->rec_ring = r;
-                }
-                out->time_ns = r->ns;
-                out->event = event;
-                out->data = data;
-                out->offset = offset + (uint64_t)(p - start);
-                if (FLIGHTREC_UNLIKELY(fn(out, arg) != 0)) {
-                    frc_fail(c, FLIGHTREC_ECALLBACK, out->offset,
-                             "stopped by callback");
+                /* Delivered now while strings are being defined
+                 * (run_direct() took the other cases): they are put
+                 * together in deliver(). */
+                struct frc_rec rec;
+                rec.time = r->ns;
+                rec.data = data;
+                rec.offset = offset + (uint64_t)(p - start);
+                rec.event = event;
+                rec.field = field;
+                rec.gen = r->gen;
+                rec.type = FLIGHTREC_RECORD_EVENT;
+                rec.flags = 0;
+                if (frc_deliver(c, r, &rec) != 0)
                     return (size_t)(p - start);
-                }
                 p += size;
                 continue;
             }

@@ -86,8 +86,14 @@ struct name_cache {
     uint32_t raw_len;
     uint32_t len;
     uint32_t kind;   /* FLIGHTREC_EVENT_* the stream defined */
+    /* SPECIAL_*: what on_record() does for the event beyond printing it,
+     * one test for the common event that needs nothing. */
+    uint32_t special;
     char text[NAME_TEXT_MAX];
 };
+
+#define SPECIAL_SPAN 1u    /* a span begin or end: track_span() */
+#define SPECIAL_OBJECT 2u  /* an object record: symbols from now on */
 
 /* Per ring: the text "[RING] TID NAME " as last formatted (the name
  * escaped), valid while the ring's owner is the same. */
@@ -122,6 +128,7 @@ struct print_ctx {
     int wall;
     uint64_t wall_saturated;  /* records whose wall time did not fit */
     int filter_time;
+    int filtering;    /* any of --event, --thread, --from, --to */
     int no_realtime;  /* --wall on a stream without a realtime reference */
     int started;
     uint64_t realtime0;
@@ -144,6 +151,9 @@ struct print_ctx {
     /* Function names (print only; connect --print shows addresses). */
     int symbols_wanted;
     struct fr_symbols *symbols;
+    /* An object record came: from then on every record goes to symbols
+     * (before it, fr_symbols_record() has nothing to do). */
+    int objects_seen;
     uint32_t func_entry, func_exit;   /* their ids in this stream */
     uint32_t object_path;             /* OBJECT_PATH (flightrec streams) */
     size_t word_bytes;
@@ -162,6 +172,13 @@ static inline struct name_cache *event_name(struct print_ctx *p, uint32_t id)
         nc->raw_len = (uint32_t)len;
         nc->len = (uint32_t)(cli_fmt_escaped(nc->text, n, len) - nc->text);
         nc->kind = flightrec_client_event_kind(p->client, id);
+        nc->special = 0;
+        if (nc->kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
+            nc->kind == FLIGHTREC_EVENT_SPAN_END)
+            nc->special |= SPECIAL_SPAN;
+        if ((id & FLIGHTREC_EVENT_MASK) >= FLIGHTREC_EV_OBJECT_LOAD &&
+            (id & FLIGHTREC_EVENT_MASK) <= FLIGHTREC_EV_OBJECT_BUILD_ID)
+            nc->special |= SPECIAL_OBJECT; /* as fr_is_object_record() */
     }
     return nc;
 }
@@ -734,38 +751,48 @@ static int on_record(const struct flightrec_record *r, void *arg)
     const struct flightrec_ring_info *ri = r->ring_info;
     int untimed = (r->flags & FLIGHTREC_RECORD_UNTIMED) != 0;
 
-    if (FLIGHTREC_UNLIKELY(!p->started) && start(p) != 0)
-        return 1;
-    if (FLIGHTREC_UNLIKELY(!p->have_base) && !untimed) {
-        p->have_base = 1;
-        p->base_ns = r->time_ns;
+    /* Once there is a base, the start is done. */
+    if (FLIGHTREC_UNLIKELY(!p->have_base)) {
+        if (!p->started && start(p) != 0)
+            return 1;
+        if (!untimed) {
+            p->have_base = 1;
+            p->base_ns = r->time_ns;
+        }
     }
-    if (p->symbols != NULL)
-        fr_symbols_record(p->symbols, r);
     /* The event's name and kind, looked up once for the record. */
     struct name_cache *ev = NULL;
     if (FLIGHTREC_LIKELY(r->type == FLIGHTREC_RECORD_EVENT)) {
         ev = event_name(p, r->event);
-        if (FLIGHTREC_UNLIKELY(ev->kind == FLIGHTREC_EVENT_SPAN_BEGIN ||
-                               ev->kind == FLIGHTREC_EVENT_SPAN_END))
-            track_span(p, r, ev->kind);
+        if (FLIGHTREC_UNLIKELY(ev->special != 0)) {
+            if (ev->special & SPECIAL_OBJECT)
+                p->objects_seen = 1;
+            if (ev->special & SPECIAL_SPAN)
+                track_span(p, r, ev->kind);
+        }
     }
+    /* Before the first object record, fr_symbols_record() has nothing
+     * to do. */
+    if (FLIGHTREC_UNLIKELY(p->objects_seen) && p->symbols != NULL)
+        fr_symbols_record(p->symbols, r);
     /* The name filters see every record, also those outside --from/--to,
      * so that a term naming something in the stream is not reported as
      * matching nothing. */
-    int selected = 1;
-    if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
-        !cli_event_filter_match(&p->events, p->client, r->event))
-        selected = 0;
-    if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
-        selected = 0;
-    if (!selected)
-        return 0;
-    if (p->filter_time) {
-        if (untimed || r->time_ns < p->base_ns ||
-            r->time_ns - p->base_ns < p->from_ns ||
-            r->time_ns - p->base_ns > p->to_ns)
+    if (FLIGHTREC_UNLIKELY(p->filtering)) {
+        int selected = 1;
+        if (p->events.active && r->type == FLIGHTREC_RECORD_EVENT &&
+            !cli_event_filter_match(&p->events, p->client, r->event))
+            selected = 0;
+        if (p->threads.active && !cli_thread_filter_match(&p->threads, ri))
+            selected = 0;
+        if (!selected)
             return 0;
+        if (p->filter_time) {
+            if (untimed || r->time_ns < p->base_ns ||
+                r->time_ns - p->base_ns < p->from_ns ||
+                r->time_ns - p->base_ns > p->to_ns)
+                return 0;
+        }
     }
 
     if (FLIGHTREC_LIKELY(!p->json && !p->csv)) {
@@ -969,6 +996,7 @@ int cmd_print(int argc, char **argv)
         goto out;
     }
     p->filter_time = have_from || have_to;
+    p->filtering = p->filter_time || p->events.active || p->threads.active;
 
     if (cli_input_open(&in, optind < argc ? argv[optind] : "-") != 0)
         goto out;

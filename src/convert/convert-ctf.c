@@ -53,7 +53,11 @@
  * others write minimal packets. */
 #define FR_CTF_PACKET_MIN 1024u
 #define FR_CTF_PACKET_MAX (64u * 1024u)
-#define FR_CTF_BUFFER_BUDGET (32u * 1024u * 1024u)
+/* 8 MiB, not more: with thousands of rings each record goes to another
+ * stream, and the bytes written between two visits of one buffer (all the
+ * buffers' worth) must stay in the last-level cache.  At 5,000 rings 32 MiB
+ * made the writer 1.7 times slower for packets 4 times larger. */
+#define FR_CTF_BUFFER_BUDGET (8u * 1024u * 1024u)
 /* Stream files open at once, at most: the rest are reopened on demand. */
 #define FR_CTF_FDS_MAX 65536
 /* Packet header (24) + packet context without the thread identity (52). */

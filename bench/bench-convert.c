@@ -10,10 +10,14 @@
  * `flightrec print` takes on its source stream (BABELTRACE_EVENTS 0 skips
  * this).  The process's peak RSS is printed last: run one FORMAT at a time
  * to read it per format.  Outputs go to a scratch directory under $TMPDIR
- * (or /tmp).  With BENCH_CONVERT_SAVE=PATH the generated stream is also
- * saved to PATH.
+ * (or /tmp): each phase writes its own and removes it untimed, so no
+ * phase pays for deleting another's files.  For CTF, which writes a file
+ * per ring, the time this file system takes to create that many empty files
+ * is measured in the same place and printed beside it.  With
+ * BENCH_CONVERT_SAVE=PATH the generated stream is also saved to PATH.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <flightrec/events.h>
 #include <flightrec/format.h>
 #include <inttypes.h>
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -196,6 +201,28 @@ static double sink_only(int format, const char *path, uint64_t events)
     return (double)events / t;
 }
 
+/* CPU seconds to create (and close) @a n empty files in a new directory
+ * @a dir, which is then removed (untimed). */
+static double create_files(const char *dir, uint32_t n)
+{
+    if (mkdir(dir, 0755) != 0)
+        return -1;
+    char path[700];
+    double t0 = cpu_now();
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/stream_%" PRIu32, dir, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || close(fd) != 0)
+            return -1;
+    }
+    double t = cpu_now() - t0;
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        return -1;
+    return t;
+}
+
 static double end_to_end(int format, const char *path, const struct gen *g,
                          uint64_t *records)
 {
@@ -258,13 +285,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < 4; i++) {
         if (only >= 0 && formats[i] != only)
             continue;
-        char path[640];
+        char path[640], path_e2e[700];
         snprintf(path, sizeof path, "%s/out-%s", base,
                  fr_format_name(formats[i]));
+        snprintf(path_e2e, sizeof path_e2e, "%s-e2e", path);
         double w = sink_only(formats[i], path, events);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+        if (system(cmd) != 0)
+            return 1;
         uint64_t records;
-        double e = end_to_end(formats[i], path, &g, &records);
-        snprintf(cmd, sizeof cmd, "du -s -b '%s'", path);
+        double e = end_to_end(formats[i], path_e2e, &g, &records);
+        snprintf(cmd, sizeof cmd, "du -s -b '%s'", path_e2e);
         FILE *du = popen(cmd, "r");
         unsigned long long bytes = 0;
         if (du == NULL || fscanf(du, "%llu", &bytes) != 1)
@@ -275,6 +306,21 @@ int main(int argc, char **argv)
                w / 1e6, e / 1e6, (double)bytes / (double)records);
         if (records != events)
             printf("  (decoder delivered %" PRIu64 " records)\n", records);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", path_e2e);
+        if (system(cmd) != 0)
+            return 1;
+        if (formats[i] == FR_FORMAT_CTF) {
+            /* What one file per ring costs here by itself, and its share
+             * of the writer-alone time. */
+            snprintf(path, sizeof path, "%s/create-test", base);
+            double c = create_files(path, RINGS);
+            if (c >= 0)
+                printf("  creating %" PRIu32 " empty files here: %.1f us "
+                       "each, %.0f%% of the CTF writer's time "
+                       "(%" PRIu64 " events a ring)\n", RINGS,
+                       c / RINGS * 1e6, 100.0 * c * w / (double)events,
+                       events / RINGS);
+        }
     }
 
     if (bt_events == 0)

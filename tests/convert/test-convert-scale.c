@@ -74,8 +74,10 @@ static struct flightrec_stream_info info;
 static struct fr_source src = { .info = &info, .event_name = event_name };
 
 /* Writes @a rings rings of @a per_ring user events each, taking the rings
- * in turn (the worst case: every record goes to another stream). */
-static void write_rings(const char *dir, uint32_t rings, uint32_t per_ring)
+ * in turn (the worst case: every record goes to another stream), then
+ * @a ring0_more events more in ring 0. */
+static void write_rings(const char *dir, uint32_t rings, uint32_t per_ring,
+                        uint32_t ring0_more)
 {
     info.kind = FLIGHTREC_STREAM_FLIGHTREC;
     info.frequency = 1000000000u;
@@ -105,6 +107,16 @@ static void write_rings(const char *dir, uint32_t rings, uint32_t per_ring)
                 TEST_FAIL("record: %s", sink->error);
         }
     }
+    ri.id = 0;
+    ri.thread_id = 1000;
+    snprintf(ri.thread_name, sizeof ri.thread_name, "t0");
+    r.ring = 0;
+    for (uint32_t i = 0; i < ring0_more; i++) {
+        r.time_ns = 1000 + (uint64_t)(per_ring + i) * 1000000;
+        r.data = per_ring + i;
+        if (fr_sink_record(sink, &r) != 0)
+            TEST_FAIL("record: %s", sink->error);
+    }
     if (fr_sink_end(sink) != 0)
         TEST_FAIL("end: %s", sink->error);
     fr_sink_destroy(sink);
@@ -133,7 +145,7 @@ TEST(rings_50000)
     /* Was: "Too many open files" after 1,018 stream files, no metadata. */
     limit_files(1024);
     const char *dir = scratch("rings-50000");
-    write_rings(dir, 50000, 2);
+    write_rings(dir, 50000, 2, 198);
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '^stream_'", dir);
     CHECK_EQ_U(command_number(cmd), 50000);
@@ -147,6 +159,16 @@ TEST(rings_50000)
              "'vtid = 50999, procname = \"t49999\" }, { data = 0x[01] }'",
              dir, dir, dir, dir, dir, dir);
     CHECK_EQ_U(command_number(cmd), 2);
+    /* 50,000 buffers leave each stream the smallest packet, 1 KiB, and
+     * ring 0's 200 events fill them to their end: 66 events of 14 bytes
+     * after the 83 bytes of header and context, three packets of 1,007
+     * bytes and one of 2 events.  Was 43 events a packet (room kept for
+     * the largest event, 342 bytes), 3,215 bytes in all. */
+    snprintf(cmd, sizeof cmd, "stat -c %%s '%s/stream_0'", dir);
+    CHECK_EQ_U(command_number(cmd), 3u * (83 + 66 * 14) + 83 + 2 * 14);
+    snprintf(cmd, sizeof cmd, "babeltrace2 '%s-part' | grep -c "
+             "'vtid = 1000, procname = \"t0\" }, { data = '", dir);
+    CHECK_EQ_U(command_number(cmd), 200);
 }
 
 TEST(memory_5000_rings)
@@ -154,10 +176,12 @@ TEST(memory_5000_rings)
     /* Was a 64 KiB buffer per ring: 320 MiB at 5,000 rings. */
     heap_now = heap_peak = 0;
     const char *dir = scratch("rings-5000");
-    write_rings(dir, 5000, 400);
+    write_rings(dir, 5000, 400, 0);
     fprintf(stderr, "peak heap at 5,000 rings: %.1f MiB\n",
             (double)heap_peak / (1024.0 * 1024.0));
-    CHECK(heap_peak <= 40u * 1024 * 1024);
+    /* The 8 MiB budget and 5,000 streams' state (was 32 MiB, and before
+     * that 320 MiB). */
+    CHECK(heap_peak <= 12u * 1024 * 1024);
     /* Each ring's events come back (babeltrace2 takes minutes to set up
      * 5,000 streams, so three of them are read), and every event is 14
      * bytes plus its share of the packet headers. */
@@ -171,14 +195,15 @@ TEST(memory_5000_rings)
     unsigned long bytes = command_number(cmd);
     CHECK(bytes >= 5000ul * 400 * 14);
     CHECK(bytes <= 5000ul * 400 * 16);
-    /* The budget is shared: each ring's 5,600 bytes of events fit its
-     * share (32 MiB / 5,000), so every stream is one packet (its 83 to 86
-     * bytes of header and context, procname "tN").  Was: the first rings
-     * kept 64 KiB buffers and the later ones wrote 1 KiB packets. */
+    /* The budget is shared: each ring's buffer grows to its share,
+     * 8 MiB / 5,000 = 1,677 bytes, so every stream is four packets of up
+     * to 113 events (each with its 83 to 86 bytes of header and context,
+     * procname "tN").  Was: the first rings kept 64 KiB buffers and the
+     * later ones wrote 1 KiB packets. */
     snprintf(cmd, sizeof cmd, "stat -c %%s '%s/stream_0' '%s/stream_2500' "
              "'%s/stream_4999' | awk '{ t += $1 } END { print t }'",
              dir, dir, dir);
-    CHECK_EQ_U(command_number(cmd), 3ul * 400 * 14 + 83 + 86 + 86);
+    CHECK_EQ_U(command_number(cmd), 3ul * 400 * 14 + 4 * (83 + 86 + 86));
 }
 
 TEST(bytes_per_event)

@@ -281,7 +281,9 @@ flightrec__lap_slot_next(const struct flightrec__writer *w, uintptr_t head,
 #define FLIGHTREC__POSITION_WRAPS(head, n) ((head) > UINTPTR_MAX - (n))
 #endif
 
-#if defined(__GNUC__)
+#if defined(__clang__)
+#define FLIGHTREC__ASSUME(cond) __builtin_assume(cond)
+#elif defined(__GNUC__)
 #define FLIGHTREC__ASSUME(cond) ((cond) ? (void)0 : __builtin_unreachable())
 #else
 #define FLIGHTREC__ASSUME(cond) ((void)0)
@@ -508,7 +510,10 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
     }
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
         return;
-    struct flightrec_item *item = flightrec__slot(ctx->writer, ctx->head);
+    /* Below the limit, the record's positions are on the lap of the
+     * writer's lap base (prepare and the slow paths make sure). */
+    struct flightrec_item *item =
+        flightrec__lap_slot(ctx->writer, ctx->head);
     atomic_store_explicit(&item->event,
                           ctx->time_word | (event & FLIGHTREC_EVENT_MASK),
                           memory_order_relaxed);

@@ -192,6 +192,20 @@ static uint64_t rearm(int which, uintptr_t head)
     return deadline;
 }
 
+/* A record's limit for flightrec_add(), whose fast path finds slots from
+ * the lap base: the lap base is set to @head's lap, and the limit ends at
+ * that lap's end (on the last lap of 32-bit positions, where the lap's end
+ * is 0, every position below the limit is on it). */
+static uintptr_t lap_limit(struct flightrec__writer *w, uintptr_t head,
+                           uintptr_t limit)
+{
+    uintptr_t lap_first = head & ~w->mask;
+    uintptr_t lap_end = lap_first + w->mask + 1;
+    w->lap_base = (uintptr_t)w->items -
+                  lap_first * (uintptr_t)sizeof(struct flightrec_item);
+    return lap_end != 0 && limit > lap_end ? lap_end : limit;
+}
+
 static void put(struct flightrec__writer *w, uintptr_t position,
                 uint32_t time_word, uint32_t event, uintptr_t data)
 {
@@ -473,6 +487,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
     if (discard_mode(which) && w->head_limit < ctx->limit)
         ctx->limit = w->head_limit;
+    ctx->limit = lap_limit(w, ctx->head, ctx->limit);
 }
 
 void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
@@ -529,6 +544,7 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
     /* The room counted the item just put. */
     if (room - 1 < ctx->limit - ctx->head)
         ctx->limit = ctx->head + (room - 1);
+    ctx->limit = lap_limit(w, ctx->head, ctx->limit);
 }
 
 void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,

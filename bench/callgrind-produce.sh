@@ -5,9 +5,13 @@
 # figure per call (items per call times the figure per item).  The
 # recording loops run twice: rings in a session file (the default) and
 # private rings (FLIGHTREC_SHM=0); the next column is the difference.
-# Every figure includes the benchmark's loop (counter, compare, branch);
-# the "empty" loop measures that alone, and the last column is the
-# default figure less it: the recording call's own instructions.
+# Every figure includes the benchmark's loop (counter, compare, branch):
+# the loops of one event a call (empty, ideal, produce, record_1,
+# filtered, stopped) make four calls a turn (bench-produce.c, UNROLL), so
+# that it is 3/4 of an instruction per event there, and once per call in
+# the multi-item loops.  The "empty" loop measures it alone, and the last
+# column is the default figure less it: the recording call's own
+# instructions.
 # usage: bench/callgrind-produce.sh BUILD_DIR
 set -eu
 bin="$1/bench/bench-produce"
@@ -47,7 +51,8 @@ per_event() {
 a=$(count empty $small)
 b=$(count empty $large)
 loop_cost=$(per_event "$a" "$b")
-echo "empty loop (counter, compare, branch): $loop_cost per iteration"
+unroll=4 # calls a turn in the loops of one event a call
+echo "empty loop (counter, compare, branch): $loop_cost per event, $unroll events a turn"
 printf '%-13s %-30s %-30s %-10s %s\n' loop "session file (default)" "private (FLIGHTREC_SHM=0)" "difference" "less the loop"
 # loop name, items per call
 for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
@@ -65,13 +70,15 @@ for entry in ideal:1 ideal_packed:1 produce:1 produce_2:2 produce_n:8 \
        b=$(count "$loop" $large 0)
        private=$(per_event "$a" "$b") ;;
     esac
-    echo "$loop" "$shared" "$private" | awk -v k="$per_call" -v l="$loop_cost" '
+    echo "$loop" "$shared" "$private" | awk -v k="$per_call" -v l="$loop_cost" -v u="$unroll" '
         function show(e) {
             if (k > 1)
                 return sprintf("%6.2f per item, %6.1f per call", e, e * k)
             return sprintf("%6.2f per event", e)
         }
-        # the loop runs once per call: per item, its share is l / k
-        { printf "%-13s %-30s %-30s %+-10.2f %s\n", $1, show($2), show($3),
-                 $2 - $3, show($2 - l / k) }'
+        # one event a call: the loop turns once per u events, as in the
+        # empty loop; multi-item calls: once per call, per item l * u / k
+        { share = k > 1 ? l * u / k : l
+          printf "%-13s %-30s %-30s %+-10.2f %s\n", $1, show($2), show($3),
+                 $2 - $3, show($2 - share) }'
 done

@@ -104,7 +104,10 @@ struct flightrec__ring_head {
 
 /** A thread's writer state for one of its rings. Owned by the thread. */
 struct flightrec__writer {
-    uint64_t deadline;                  /**< see the file comment */
+    union {
+        uint64_t deadline;              /**< see the file comment */
+        uint32_t deadline_half[2];      /**< little-endian halves */
+    };
     uintptr_t head_limit;               /**< see the file comment */
     struct flightrec__ring_head *ring;
     struct flightrec_item *items;
@@ -173,14 +176,15 @@ extern FLIGHTREC_API struct flightrec__control_page flightrec__control_page;
     atomic_store_explicit((head_word), (value), memory_order_release)
 #endif
 
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-/* flightrec__produce_slow() reading the counter again: four argument
- * words, all in registers on 32-bit ARM, so that the fast path needs no
- * stack frame for the call's arguments (the later counter value only
- * times the item a little later; the deadline is still 0). */
+/* flightrec__produce_slow() reading the counter again (the later counter
+ * value only times the item a little later; the writer is still marked
+ * busy).  Firmware: four argument words, all in registers on 32-bit ARM,
+ * so that the fast path needs no stack frame for the call's arguments.
+ * x86-64: the fast path never joins the counter's two halves. */
 FLIGHTREC_API void flightrec__produce_slow_late(uint32_t event,
                                                 uintptr_t data,
                                                 uint64_t deadline);
+#if defined(FLIGHTREC_PORT_FIRMWARE)
 #define FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline) \
     ((void)(now), flightrec__produce_slow_late(event, data, deadline))
 #else
@@ -248,6 +252,26 @@ flightrec__lap_slot(const struct flightrec__writer *w, uintptr_t head)
 #endif
 }
 
+/* The lap slot of @a head and, in @a next, head + 1.  gcc on x86-64 keeps
+ * head and makes the slot in a copy (mov, shl, add); computing head + 1
+ * into the other register first (lea) saves the copy. */
+static FLIGHTREC_ALWAYS_INLINE struct flightrec_item *
+flightrec__lap_slot_next(const struct flightrec__writer *w, uintptr_t head,
+                         uintptr_t *next)
+{
+#if defined(__x86_64__) && defined(__LP64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+    _Static_assert(sizeof(struct flightrec_item) == 16, "16-byte items");
+    uintptr_t offset = head;
+    __asm__("lea 1(%[offset]), %[next]\n\tshl $4, %[offset]"
+            : [offset] "+r"(offset), [next] "=r"(*next));
+    return (struct flightrec_item *)(w->lap_base + offset);
+#else
+    *next = head + 1;
+    return flightrec__lap_slot(w, head);
+#endif
+}
+
 /* Whether head + n passes the largest position (never with 64-bit
  * positions: telling the compiler so lets it drop checks): that record
  * takes the slow path, which re-arms behind it. */
@@ -257,11 +281,47 @@ flightrec__lap_slot(const struct flightrec__writer *w, uintptr_t head)
 #define FLIGHTREC__POSITION_WRAPS(head, n) ((head) > UINTPTR_MAX - (n))
 #endif
 
-#if defined(__GNUC__)
+#if defined(__clang__)
+#define FLIGHTREC__ASSUME(cond) __builtin_assume(cond)
+#elif defined(__GNUC__)
 #define FLIGHTREC__ASSUME(cond) ((cond) ? (void)0 : __builtin_unreachable())
 #else
 #define FLIGHTREC__ASSUME(cond) ((void)0)
 #endif
+
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__) && \
+    !defined(FLIGHTREC_PORT_COUNTER)
+#define FLIGHTREC__SPLIT_DEADLINE 1
+/* Reads the counter and compares it with the deadline half by half (cmp,
+ * sbb), without first joining rdtsc's two halves into one register. */
+static FLIGHTREC_ALWAYS_INLINE uint32_t
+flightrec__counter_due(int *due, const uint32_t *deadline_low,
+                       uint32_t deadline_high)
+{
+    uint32_t low, high;
+    __asm__ __volatile__("rdtsc" : "=a"(low), "=d"(high));
+    __asm__("cmpl %[dlow], %[low]\n\tsbbl %[dhigh], %[high]"
+            : "=@ccae"(*due), [high] "+r"(high)
+            : [low] "r"(low), [dlow] "m"(*deadline_low),
+              [dhigh] "r"(deadline_high));
+    return low;
+}
+#else
+#define FLIGHTREC__SPLIT_DEADLINE 0
+#endif
+/* The busy mark: flightrec_produce() with the split compare clears only the
+ * deadline's high half, the other hot paths the whole deadline; a slow
+ * path that finds a deadline below FLIGHTREC__DEADLINE_DUE knows it
+ * interrupted a record (or that the thread has no rings).  Armed
+ * deadlines are at least FLIGHTREC__DEADLINE_DUE (the slow path makes
+ * sure, src/producer/produce.c rearm()). */
+#if FLIGHTREC__SPLIT_DEADLINE
+#define FLIGHTREC__DEADLINE_DUE ((uint64_t)1 << 32)
+#else
+#define FLIGHTREC__DEADLINE_DUE ((uint64_t)1)
+#endif
+#define FLIGHTREC__DEADLINE_BUSY(deadline) \
+    ((deadline) < FLIGHTREC__DEADLINE_DUE)
 
 /**
  * @brief Whether @a event passes the global enable and the event filter:
@@ -306,6 +366,21 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
         return;
     struct flightrec__writer *w = &flightrec__self.main;
+#if FLIGHTREC__SPLIT_DEADLINE
+    uint32_t deadline_high = w->deadline_half[1];
+    w->deadline_half[1] = 0; /* see FLIGHTREC__DEADLINE_BUSY() */
+    atomic_signal_fence(memory_order_seq_cst);
+    int due;
+    uint64_t now = flightrec__counter_due(&due, &w->deadline_half[0],
+                                          deadline_high);
+    struct flightrec__ring_head *ring = w->ring;
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(due || head >= w->head_limit)) {
+        flightrec__produce_slow_late(
+            event, data, (uint64_t)deadline_high << 32 | w->deadline_half[0]);
+        return;
+    }
+#else
     uint64_t deadline = w->deadline;
     w->deadline = 0; /* a signal handler recording from here on goes slow */
     atomic_signal_fence(memory_order_seq_cst);
@@ -316,12 +391,18 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
         FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline);
         return;
     }
+#endif
     FLIGHTREC__ITEMS_AFTER_HEAD();
-    struct flightrec_item *item = flightrec__lap_slot(w, head);
+    uintptr_t next;
+    struct flightrec_item *item = flightrec__lap_slot_next(w, head, &next);
     flightrec__store_item(item, FLIGHTREC_TIME_EVENT(now, event), data);
-    FLIGHTREC__PUBLISH(&ring->head, head + 1);
+    FLIGHTREC__PUBLISH(&ring->head, next);
     atomic_signal_fence(memory_order_seq_cst);
+#if FLIGHTREC__SPLIT_DEADLINE
+    w->deadline_half[1] = deadline_high;
+#else
     w->deadline = deadline;
+#endif
 }
 
 FLIGHTREC_API void flightrec__prepare_slow(struct flightrec_ctx *ctx,
@@ -429,7 +510,10 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
     }
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
         return;
-    struct flightrec_item *item = flightrec__slot(ctx->writer, ctx->head);
+    /* Below the limit, the record's positions are on the lap of the
+     * writer's lap base (prepare and the slow paths make sure). */
+    struct flightrec_item *item =
+        flightrec__lap_slot(ctx->writer, ctx->head);
     atomic_store_explicit(&item->event,
                           ctx->time_word | (event & FLIGHTREC_EVENT_MASK),
                           memory_order_relaxed);

@@ -86,7 +86,7 @@ static void writer_bind(struct flightrec__writer *w, ring_t *ring)
     /* The main writer is bound inside its own slow path, which re-arms it
      * at the end; until then a signal handler must see 0.  The signal
      * writer is armed at once (its first item writes a sync pair). */
-    w->deadline = which == WRITER_MAIN ? 0 : 1;
+    w->deadline = which == WRITER_MAIN ? 0 : FLIGHTREC__DEADLINE_DUE;
 }
 
 static void writer_unbind(struct flightrec__writer *w)
@@ -179,10 +179,31 @@ static uint64_t rearm(int which, uintptr_t head)
     w->lap_base = (uintptr_t)w->items -
                   lap_first * (uintptr_t)sizeof(struct flightrec_item);
     w->head_limit = limit;
-    if (sync->none_yet)
-        return 1; /* the next event writes the first pair */
     uint64_t deadline = sync->time + FLIGHTREC_SYNC_TICKS;
-    return deadline == 0 ? 1 : deadline;
+    if (sync->none_yet || deadline < FLIGHTREC__DEADLINE_DUE) {
+        /* The next event writes the first pair; or, with the split
+         * compare of x86-64 (producer.h), the counter is still below 2^32
+         * (its first second or so after boot), where a deadline cannot be
+         * told from the busy mark: the head limit sends the next event
+         * here whatever its time. */
+        w->head_limit = 0;
+        return FLIGHTREC__DEADLINE_DUE;
+    }
+    return deadline;
+}
+
+/* A record's limit for flightrec_add(), whose fast path finds slots from
+ * the lap base: the lap base is set to @head's lap, and the limit ends at
+ * that lap's end (on the last lap of 32-bit positions, where the lap's end
+ * is 0, every position below the limit is on it). */
+static uintptr_t lap_limit(struct flightrec__writer *w, uintptr_t head,
+                           uintptr_t limit)
+{
+    uintptr_t lap_first = head & ~w->mask;
+    uintptr_t lap_end = lap_first + w->mask + 1;
+    w->lap_base = (uintptr_t)w->items -
+                  lap_first * (uintptr_t)sizeof(struct flightrec_item);
+    return lap_end != 0 && limit > lap_end ? lap_end : limit;
 }
 
 static void put(struct flightrec__writer *w, uintptr_t position,
@@ -314,7 +335,7 @@ static void write_nested(uint32_t event, uintptr_t data)
     uint64_t deadline = w->deadline;
     w->deadline = 0;
     atomic_signal_fence(memory_order_seq_cst);
-    if (deadline == 0) {
+    if (FLIGHTREC__DEADLINE_BUSY(deadline)) {
         count_too_deep();
         return; /* the interrupted level restores its own deadline */
     }
@@ -374,7 +395,7 @@ static int attach_self(void)
 static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                          uint64_t deadline)
 {
-    if (deadline == 0) {
+    if (FLIGHTREC__DEADLINE_BUSY(deadline)) {
         if (self_private.attached) {
             write_nested(event, data);
             return;
@@ -394,13 +415,11 @@ static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     write_one(WRITER_MAIN, event, data, now);
 }
 
-#if defined(FLIGHTREC_PORT_FIRMWARE)
 void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
                                   uint64_t deadline)
 {
     flightrec__produce_slow(event, data, flightrec_counter(), deadline);
 }
-#endif
 
 void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                              uint64_t deadline)
@@ -421,13 +440,13 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->deadline = 0;
         return;
     }
-    if (ctx->deadline == 0) {
+    if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
         if (self_private.attached) {
             struct flightrec__writer *sw = &flightrec__self.signal;
             ctx->deadline = sw->deadline;
             sw->deadline = 0;
             atomic_signal_fence(memory_order_seq_cst);
-            if (ctx->deadline == 0) {
+            if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
                 ctx->writer = NULL;
                 ctx->limit = 0;
                 ctx->deadline = DEADLINE_TOO_DEEP;
@@ -468,6 +487,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->limit = published + FLIGHTREC_MAX_PENDING;
     if (discard_mode(which) && w->head_limit < ctx->limit)
         ctx->limit = w->head_limit;
+    ctx->limit = lap_limit(w, ctx->head, ctx->limit);
 }
 
 void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
@@ -524,6 +544,7 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
     /* The room counted the item just put. */
     if (room - 1 < ctx->limit - ctx->head)
         ctx->limit = ctx->head + (room - 1);
+    ctx->limit = lap_limit(w, ctx->head, ctx->limit);
 }
 
 void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,

@@ -34,7 +34,7 @@ for fn in probe_produce probe_record probe_produce_2 probe_produce_n \
     fi
     # Allowed calls: the slow paths, and the PIC thunk of 32-bit x86.
     calls=$(echo "$code" | grep -E '(call|jmp)[[:space:]]+[0-9a-f]+ <' |
-        grep -Ev '<(flightrec__(produce|prepare|add|produce_2|produce_n)_(slow|cold|filtered)|probe_[a-z_0-9]+|__x86\.get_pc_thunk\.[a-z]+)(\+0x[0-9a-f]+)?>' || true)
+        grep -Ev '<(flightrec__(produce|prepare|add|produce_2|produce_n)_(slow|slow_late|cold|filtered)|probe_[a-z_0-9]+|__x86\.get_pc_thunk\.[a-z]+)(\+0x[0-9a-f]+)?>' || true)
     if [ -n "$calls" ]; then
         echo "$fn: calls other than the slow paths:" >&2
         echo "$calls" >&2

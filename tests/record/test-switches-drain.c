@@ -39,12 +39,18 @@ static void fake_clock(uint64_t zero, uint32_t mult)
     pg->time_shift = 0;
 }
 
-static void fake_start(void)
+/* A 32-bit kernel's head is an unsigned long: it wraps at 2^32 in the
+ * page's 64-bit word. */
+static int kernel_32_bit;
+
+/* An empty ring whose head and tail are at @position. */
+static void fake_start_at(uint64_t position)
 {
     memset(fake_page, 0, sizeof fake_page);
     struct perf_event_mmap_page *pg = fake();
     pg->data_offset = 4096;
     pg->data_size = FAKE_DATA;
+    pg->data_head = pg->data_tail = position;
     fake_clock(1000, 1);
     own_pid = getpid();
     perf_clock = 1;
@@ -58,6 +64,12 @@ static void fake_start(void)
     out_len = out_done = 0;
 }
 
+static void fake_start(void)
+{
+    kernel_32_bit = 0;
+    fake_start_at(0);
+}
+
 static void fake_put(const void *record, size_t n)
 {
     struct perf_event_mmap_page *pg = fake();
@@ -65,6 +77,8 @@ static void fake_put(const void *record, size_t n)
         fake_page[4096 + (pg->data_head + i) % FAKE_DATA] =
             ((const unsigned char *)record)[i];
     pg->data_head += n;
+    if (kernel_32_bit)
+        pg->data_head = (uint32_t)pg->data_head;
 }
 
 /* A switch in of thread @tid at counter uptime @uptime (the clock the
@@ -166,6 +180,26 @@ static void check_chunk(const struct out_item *items, uint32_t position)
     check_item(&items[1], FLIGHTREC_EV_RING_CONTEXT,
                FLIGHTREC_RING_CONTEXT_CPU);
     check_item(&items[2], FLIGHTREC_EV_RING_POSITION, position);
+}
+
+/*=====   A 32-bit kernel's head across 2^32   =====*/
+
+/* The drain's tail keeps counting past 2^32 where the head wraps: what is
+ * pending is their 32-bit difference.  Compared as 64-bit positions, the
+ * ring was never read again. */
+TEST(switch_across_4gib_on_a_32_bit_kernel_is_read)
+{
+    kernel_32_bit = 1;
+    fake_start_at(0xFFFFFFF0u);
+    fake_switch_in(11, 100);
+    struct out_item items[8];
+    CHECK_EQ_U(drain_items(items, 8), 4);
+    check_item(&items[3], FLIGHTREC_EV_THREAD_SWITCH_IN, 11);
+    /* And the ring goes on being read. */
+    fake_switch_in(12, 200);
+    CHECK_EQ_U(drain_items(items, 8), 4);
+    check_item(&items[3], FLIGHTREC_EV_THREAD_SWITCH_IN, 12);
+    CHECK_EQ_U(items[3].uptime, 200);
 }
 
 /*=====   Losses   =====*/

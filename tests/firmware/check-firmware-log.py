@@ -97,6 +97,10 @@ def main():
     def data(r):
         return int(r["data"], 0)
 
+    untimed = [r for r in events if r["time_ns"] == ""]
+    check(not untimed, "%d events the stream cannot time, the first: %r"
+          % (len(untimed), untimed[:1]))
+    events = [r for r in events if r["time_ns"] != ""]
     times = [int(r["time_ns"]) for r in events]
     check(times == sorted(times), "records not in time order")
     tick_ns = 10**9 // frequency

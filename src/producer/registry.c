@@ -630,11 +630,19 @@ static size_t fork_snapshot_size;
 /* The registry lock is held across the fork: no other thread grows the
  * region or links a ring while the snapshot is taken. */
 static int fork_locked;
+/* The forking thread's main head, taken before the fork. */
+static uintptr_t fork_main_head;
 
 void flightrec__registry_before_fork(void)
 {
     fork_snapshot = NULL;
     fork_locked = 0;
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
+    /* Where a record this thread is in the middle of (a fork from a
+     * handler) started, should the child have to give its region up. */
+    fork_main_head = atomic_load_explicit(&flightrec__self.main.ring->head,
+                                          memory_order_relaxed);
+#endif
     if (flightrec__region_base == NULL || !flightrec__port_region_is_shared())
         return;
     /* A fork from a handler that interrupted this thread's registry work
@@ -688,12 +696,19 @@ static void give_region_up(void)
     retired_count = 0;
     flightrec__region_base = NULL;
     struct flightrec__writer *w = &flightrec__self.main;
-    int in_record = flightrec__self_ring() != NULL && w->deadline == 0;
+    int in_record = flightrec__self_ring() != NULL &&
+                    FLIGHTREC__DEADLINE_BUSY(w->deadline);
     flightrec__self_unbind();
     if (in_record) {
+        /* The record's positions run from the head it started at: its
+         * slots, found from the lap base, are the orphan items. */
+        atomic_store_explicit(&orphan_head.head, fork_main_head,
+                              memory_order_relaxed);
         w->ring = &orphan_head;
         w->items = orphan_items;
         w->mask = FLIGHTREC_MAX_PENDING - 1;
+        w->lap_base = (uintptr_t)orphan_items -
+                      fork_main_head * (uintptr_t)sizeof(struct flightrec_item);
     }
     flightrec__refuse_running();
     static const char text[] =

@@ -42,7 +42,10 @@ struct flightrec__writer;
 struct flightrec_ctx {
     struct flightrec__writer *writer;   /**< NULL: recording is stopped */
     uintptr_t head;
-    uintptr_t limit;
+    /** Items flightrec_add() may still write without its slow path: a
+     * count rather than a limit position, so that the compiler sees the
+     * first add of a record started on the fast path need not check. */
+    uintptr_t room;
     uint64_t deadline;
     uint32_t time_word;
     uint32_t dropping;  /**< items are counted as dropped (slow path) */
@@ -420,6 +423,25 @@ FLIGHTREC_API void flightrec__add_slow(struct flightrec_ctx *ctx,
  */
 #define FLIGHTREC__COLD_COPY static __attribute__((noinline, cold, unused))
 
+/*
+ * What a record keeps of its writer's deadline, for flightrec_commit() to
+ * restore: with the split compare, prepare clears only the deadline's high
+ * half, so the record keeps that half, and the slow paths, which work with
+ * whole deadlines, put the low half of the one to restore into the writer
+ * at once (harmless while the high half is 0: the writer is busy).
+ */
+static FLIGHTREC_ALWAYS_INLINE uint64_t
+flightrec__record_deadline(struct flightrec__writer *w, uint64_t deadline)
+{
+#if FLIGHTREC__SPLIT_DEADLINE
+    w->deadline_half[0] = (uint32_t)deadline;
+    return deadline >> 32;
+#else
+    (void)w;
+    return deadline;
+#endif
+}
+
 FLIGHTREC__COLD_COPY struct flightrec_ctx
 flightrec__prepare_cold(struct flightrec__writer *w, uintptr_t head,
                         uint64_t now, uint64_t deadline)
@@ -427,7 +449,7 @@ flightrec__prepare_cold(struct flightrec__writer *w, uintptr_t head,
     struct flightrec_ctx ctx;
     ctx.writer = w;
     ctx.head = head;
-    ctx.limit = head;
+    ctx.room = 0;
     ctx.deadline = deadline;
     ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx.dropping = 0;
@@ -446,30 +468,49 @@ flightrec__prepare_cold(struct flightrec__writer *w, uintptr_t head,
 static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
 {
     struct flightrec__writer *w = &flightrec__self.main;
+#if FLIGHTREC__SPLIT_DEADLINE
+    uint32_t deadline_high = w->deadline_half[1];
+    w->deadline_half[1] = 0; /* see FLIGHTREC__DEADLINE_BUSY() */
+    atomic_signal_fence(memory_order_seq_cst);
+    int due;
+    uint64_t now = flightrec__counter_due(&due, &w->deadline_half[0],
+                                          deadline_high);
+#else
     uint64_t deadline = w->deadline;
     w->deadline = 0;
     atomic_signal_fence(memory_order_seq_cst);
     uint64_t now = flightrec_counter();
+    int due = now >= deadline;
+#endif
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     /* The fast path takes the record only if a whole part of it fits below
      * the head limit; the slow path handles the rest (and a stopped
      * recorder, whose filter rejects every add). */
-    uintptr_t limit = head + FLIGHTREC_MAX_PENDING;
-    FLIGHTREC__ITEMS_AFTER_HEAD();
     if (FLIGHTREC_UNLIKELY(
-            now >= deadline ||
-            FLIGHTREC__POSITION_WRAPS(head, FLIGHTREC_MAX_PENDING) ||
-            limit > w->head_limit)) {
+            due || FLIGHTREC__POSITION_WRAPS(head, FLIGHTREC_MAX_PENDING) ||
+            head + FLIGHTREC_MAX_PENDING > w->head_limit)) {
+#if FLIGHTREC__SPLIT_DEADLINE
+        /* The slow path wants the whole counter value: read it again, as
+         * flightrec_produce() does. */
+        *ctx = flightrec__prepare_cold(
+            w, head, flightrec_counter(),
+            (uint64_t)deadline_high << 32 | w->deadline_half[0]);
+#else
         *ctx = flightrec__prepare_cold(w, head, now, deadline);
+#endif
         return;
     }
-    /* For the compiler: add() need not check the first items, commit()
-     * need not check the writer. */
-    FLIGHTREC__ASSUME(head < limit && w != NULL);
+    /* For the compiler: commit() need not check the writer. */
+    FLIGHTREC__ASSUME(w != NULL);
+    FLIGHTREC__ITEMS_AFTER_HEAD(); /* the slow path has its own */
     ctx->writer = w;
     ctx->head = head;
-    ctx->limit = limit;
+    ctx->room = FLIGHTREC_MAX_PENDING;
+#if FLIGHTREC__SPLIT_DEADLINE
+    ctx->deadline = deadline_high; /* see flightrec__record_deadline() */
+#else
     ctx->deadline = deadline;
+#endif
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx->dropping = 0;
 }
@@ -477,23 +518,23 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
 /* What flightrec__add_slow() changes in a record. */
 struct flightrec__add_result {
     uintptr_t head;
-    uintptr_t limit;
+    uintptr_t room;
 };
 
 FLIGHTREC__COLD_COPY struct flightrec__add_result
 flightrec__add_cold(struct flightrec__writer *w, uintptr_t head,
-                    uintptr_t limit, uint64_t deadline, uint32_t time_word,
+                    uintptr_t room, uint64_t deadline, uint32_t time_word,
                     uint32_t dropping, uint32_t event, uintptr_t data)
 {
     struct flightrec_ctx ctx;
     ctx.writer = w;
     ctx.head = head;
-    ctx.limit = limit;
+    ctx.room = room;
     ctx.deadline = deadline;
     ctx.time_word = time_word;
     ctx.dropping = dropping;
     flightrec__add_slow(&ctx, event, data);
-    struct flightrec__add_result result = { ctx.head, ctx.limit };
+    struct flightrec__add_result result = { ctx.head, ctx.room };
     return result;
 }
 
@@ -502,17 +543,17 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
                                                   uint32_t event,
                                                   uintptr_t data)
 {
-    if (FLIGHTREC_UNLIKELY(ctx->head >= ctx->limit)) {
+    if (FLIGHTREC_UNLIKELY(ctx->room == 0)) {
         struct flightrec__add_result r = flightrec__add_cold(
-            ctx->writer, ctx->head, ctx->limit, ctx->deadline,
+            ctx->writer, ctx->head, ctx->room, ctx->deadline,
             ctx->time_word, ctx->dropping, event, data);
         ctx->head = r.head;
-        ctx->limit = r.limit;
+        ctx->room = r.room;
         return;
     }
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
         return;
-    /* Below the limit, the record's positions are on the lap of the
+    /* While there is room, the record's positions are on the lap of the
      * writer's lap base (prepare and the slow paths make sure). */
     struct flightrec_item *item =
         flightrec__lap_slot(ctx->writer, ctx->head);
@@ -521,6 +562,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
                           memory_order_relaxed);
     atomic_store_explicit(&item->data, data, memory_order_relaxed);
     ++ctx->head;
+    --ctx->room;
 }
 
 /** @brief Publishes the record's items together (store-release). */
@@ -531,7 +573,11 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_commit(struct flightrec_ctx *ctx)
         return;
     FLIGHTREC__PUBLISH(&w->ring->head, ctx->head);
     atomic_signal_fence(memory_order_seq_cst);
+#if FLIGHTREC__SPLIT_DEADLINE
+    w->deadline_half[1] = (uint32_t)ctx->deadline;
+#else
     w->deadline = ctx->deadline;
+#endif
 }
 
 /* flightrec_produce_2() and flightrec_produce_n() are inline in C; the

@@ -30,8 +30,8 @@ static void record_generic(uint64_t now, uint64_t deadline,
     } else {
         ctx.writer = w;
         ctx.head = head;
-        ctx.limit = head + FLIGHTREC_MAX_PENDING;
-        ctx.deadline = deadline;
+        ctx.room = FLIGHTREC_MAX_PENDING;
+        ctx.deadline = flightrec__record_deadline(w, deadline);
         ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
         ctx.dropping = 0;
     }

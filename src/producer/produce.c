@@ -206,6 +206,12 @@ static uintptr_t lap_limit(struct flightrec__writer *w, uintptr_t head,
     return lap_end != 0 && limit > lap_end ? lap_end : limit;
 }
 
+/* A record may write up to @limit (exclusive) on its fast path. */
+static void set_room(struct flightrec_ctx *ctx, uintptr_t limit)
+{
+    ctx->room = limit > ctx->head ? limit - ctx->head : 0;
+}
+
 static void put(struct flightrec__writer *w, uintptr_t position,
                 uint32_t time_word, uint32_t event, uintptr_t data)
 {
@@ -436,7 +442,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     if (!flightrec_is_running()) {
         flightrec__self.main.deadline = ctx->deadline;
         ctx->writer = NULL;
-        ctx->limit = 0;
+        ctx->room = 0;
         ctx->deadline = 0;
         return;
     }
@@ -448,14 +454,14 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
             atomic_signal_fence(memory_order_seq_cst);
             if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
                 ctx->writer = NULL;
-                ctx->limit = 0;
+                ctx->room = 0;
                 ctx->deadline = DEADLINE_TOO_DEEP;
                 return;
             }
             which = WRITER_SIGNAL;
         } else if (attach_self() != 0) {
             ctx->writer = NULL;
-            ctx->limit = 0;
+            ctx->room = 0;
             return;
         }
         now = flightrec_counter();
@@ -474,7 +480,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
          * them as dropped, still with the deadline at 0 until commit. */
         ctx->head = head;
         ctx->deadline = rearm(which, head);
-        ctx->limit = 0;
+        ctx->room = 0;
         ctx->dropping = 1;
         return;
     }
@@ -484,16 +490,18 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     /* Sync items (if any) are published with the record's first part. */
     uintptr_t published =
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
-    ctx->limit = published + FLIGHTREC_MAX_PENDING;
-    if (discard_mode(which) && w->head_limit < ctx->limit)
-        ctx->limit = w->head_limit;
-    ctx->limit = lap_limit(w, ctx->head, ctx->limit);
+    uintptr_t limit = published + FLIGHTREC_MAX_PENDING;
+    if (discard_mode(which) && w->head_limit < limit)
+        limit = w->head_limit;
+    set_room(ctx, lap_limit(w, ctx->head, limit));
 }
 
 void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     ERRNO_SAVE();
     prepare_slow(ctx, now);
+    if (ctx->writer != NULL)
+        ctx->deadline = flightrec__record_deadline(ctx->writer, ctx->deadline);
     ERRNO_RESTORE();
 }
 
@@ -527,7 +535,7 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
         room = discard_room(self_private.ring[which], ctx->head);
         if (room == 0) {
             count_dropped(self_private.ring[which], 1);
-            ctx->limit = ctx->head;
+            ctx->room = 0;
             return;
         }
     }
@@ -540,11 +548,11 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
      * 64-bit positions a head past the limit is above it.) */
     w->head_limit = 0;
 #endif
-    ctx->limit = published + FLIGHTREC_MAX_PENDING;
+    uintptr_t limit = published + FLIGHTREC_MAX_PENDING;
     /* The room counted the item just put. */
-    if (room - 1 < ctx->limit - ctx->head)
-        ctx->limit = ctx->head + (room - 1);
-    ctx->limit = lap_limit(w, ctx->head, ctx->limit);
+    if (room - 1 < limit - ctx->head)
+        limit = ctx->head + (room - 1);
+    set_room(ctx, lap_limit(w, ctx->head, limit));
 }
 
 void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,

@@ -12,8 +12,17 @@ for fn in probe_produce probe_record probe_produce_2 probe_produce_n \
           flightrec__produce_n_cold; do
     failed=$status
     status=0
+    # The function and the parts the compiler split off or specialised
+    # (fn.cold, fn.constprop.0, fn.part.0): each is checked.
     code=$(objdump -d --no-show-raw-insn "$1" |
-        awk -v f="<$fn>:" '$2 == f { on = 1; next } on && /^$/ { exit } on')
+        awk -v f="$fn" '
+            $2 ~ /^<.*>:$/ {
+                name = substr($2, 2, length($2) - 3)
+                on = name == f || index(name, f ".") == 1
+                next
+            }
+            on && /^$/ { on = 0 }
+            on')
     if [ -z "$code" ]; then
         case $fn in
         probe_*)
@@ -34,7 +43,7 @@ for fn in probe_produce probe_record probe_produce_2 probe_produce_n \
     fi
     # Allowed calls: the slow paths, and the PIC thunk of 32-bit x86.
     calls=$(echo "$code" | grep -E '(call|jmp)[[:space:]]+[0-9a-f]+ <' |
-        grep -Ev '<(flightrec__(produce|prepare|add|produce_2|produce_n)_(slow|slow_late|cold|filtered)|probe_[a-z_0-9]+|__x86\.get_pc_thunk\.[a-z]+)(\+0x[0-9a-f]+)?>' || true)
+        grep -Ev '<(flightrec__(produce|prepare|add|produce_2|produce_n)_(slow|slow_late|cold|filtered)|probe_[a-z_0-9]+|__x86\.get_pc_thunk\.[a-z]+)(\.(cold|constprop|part|isra)(\.[0-9]+)?)*(\+0x[0-9a-f]+)?>' || true)
     if [ -n "$calls" ]; then
         echo "$fn: calls other than the slow paths:" >&2
         echo "$calls" >&2

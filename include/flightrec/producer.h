@@ -18,7 +18,8 @@
  * the head limit to where one is due by count (a quarter ring later),
  * where a discard-mode ring could be full, or where the head's lap of the
  * ring ends (so that slots need no mask and records no wrap check); a
- * thread without rings has deadline 0.  While a record is being written the
+ * thread without rings has a deadline that is always due
+ * (FLIGHTREC__DEADLINE_DUE) and head limit 0.  While a record is being written the
  * deadline holds the busy mark (FLIGHTREC__DEADLINE_BUSY: 0, or on x86-64
  * a high half of 0), so a signal handler that records in between takes the
  * slow path, which writes to the thread's signal ring instead of

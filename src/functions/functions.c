@@ -40,7 +40,8 @@ record(uint32_t event, void *function)
     if (in_hook)
         return;
     in_hook = 1;
-    if (FLIGHTREC_UNLIKELY(flightrec__self.main.deadline == 0))
+    /* Head limit 0: no ring yet, or one of the slow path's rare stops. */
+    if (FLIGHTREC_UNLIKELY(flightrec__self.main.head_limit == 0))
         record_attaching(event, function);
     else
         flightrec_produce(event, (uintptr_t)function);

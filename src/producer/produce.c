@@ -32,8 +32,13 @@
 /* The head the hot path reads before the thread has a ring. */
 static struct flightrec__ring_head unattached_head;
 
+/* A thread's main writer starts armed and due, not busy: were it busy, a
+ * handler that attached the thread between the hot path's load of the
+ * deadline and its busy store would leave the interrupted event's slow path
+ * taking the thread for one inside a record, and the main writer busy for
+ * good (every later event in the slow path and the signal ring). */
 FLIGHTREC__THREAD_LOCAL struct flightrec__thread flightrec__self = {
-    .main = { .ring = &unattached_head },
+    .main = { .deadline = FLIGHTREC__DEADLINE_DUE, .ring = &unattached_head },
     .signal = { .ring = &unattached_head },
 };
 
@@ -365,6 +370,7 @@ static int attach_self(void)
     if (self_private.attach_retry_at != 0 &&
         flightrec_counter() < self_private.attach_retry_at) {
         flightrec__count_lost_without_ring(1);
+        flightrec__self.main.deadline = FLIGHTREC__DEADLINE_DUE;
         return -1;
     }
     self_private.attaching = 1;
@@ -386,6 +392,8 @@ static int attach_self(void)
         flightrec__count_lost_without_ring(1 + self_private.lost_attaching);
         self_private.lost_attaching = 0;
     }
+    if (rc != 0) /* unattached again: armed and due (see flightrec__self) */
+        flightrec__self.main.deadline = FLIGHTREC__DEADLINE_DUE;
     if (rc == 0)
         self_private.attach_retry_at = 0;
     if (rc == 0 && self_private.lost_attaching != 0) {
@@ -401,11 +409,11 @@ static int attach_self(void)
 static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                          uint64_t deadline)
 {
-    if (FLIGHTREC__DEADLINE_BUSY(deadline)) {
-        if (self_private.attached) {
-            write_nested(event, data);
-            return;
-        }
+    if (FLIGHTREC__DEADLINE_BUSY(deadline) && self_private.attached) {
+        write_nested(event, data);
+        return;
+    }
+    if (!self_private.attached) {
         if (attach_self() != 0)
             return;
         if (!flightrec_event_enabled(event)) {
@@ -446,20 +454,21 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->deadline = 0;
         return;
     }
-    if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
-        if (self_private.attached) {
-            struct flightrec__writer *sw = &flightrec__self.signal;
-            ctx->deadline = sw->deadline;
-            sw->deadline = 0;
-            atomic_signal_fence(memory_order_seq_cst);
-            if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
-                ctx->writer = NULL;
-                ctx->room = 0;
-                ctx->deadline = DEADLINE_TOO_DEEP;
-                return;
-            }
-            which = WRITER_SIGNAL;
-        } else if (attach_self() != 0) {
+    if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline) && self_private.attached) {
+        struct flightrec__writer *sw = &flightrec__self.signal;
+        ctx->deadline = sw->deadline;
+        sw->deadline = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
+            ctx->writer = NULL;
+            ctx->room = 0;
+            ctx->deadline = DEADLINE_TOO_DEEP;
+            return;
+        }
+        which = WRITER_SIGNAL;
+        now = flightrec_counter();
+    } else if (!self_private.attached) {
+        if (attach_self() != 0) {
             ctx->writer = NULL;
             ctx->room = 0;
             return;

@@ -62,6 +62,53 @@ TEST(handler_inside_record_goes_to_signal_ring)
     sp_free(&s);
 }
 
+/*
+ * A handler that records the thread's very first event while it interrupts
+ * the thread's own first event, between the hot path's load of the
+ * deadline and its busy store: the handler attaches the thread, and the
+ * interrupted event then goes on with the deadline it loaded before.  The
+ * test runs that interleaving step by step.  The thread's later events
+ * are its own, in its main ring; before the fix the interrupted event's
+ * slow path took the saved deadline for the busy mark, and the main
+ * writer stayed busy for good: every later event went to the signal ring.
+ */
+TEST(handler_that_attaches_inside_the_first_event_leaves_the_thread_ready)
+{
+    struct flightrec__writer *w = &flightrec__self.main;
+#if FLIGHTREC__SPLIT_DEADLINE
+    uint32_t saved_high = w->deadline_half[1]; /* the hot path's load */
+#else
+    uint64_t saved = w->deadline;
+#endif
+    record_one(SIGUSR1); /* the handler: attaches the thread */
+#if FLIGHTREC__SPLIT_DEADLINE
+    w->deadline_half[1] = 0; /* the busy store */
+    flightrec__produce_slow_late(FLIGHTREC_USER(1), 1,
+                                 (uint64_t)saved_high << 32 |
+                                     w->deadline_half[0]);
+#else
+    w->deadline = 0;
+    flightrec__produce_slow(FLIGHTREC_USER(1), 1, flightrec_counter(), saved);
+#endif
+    CHECK(!FLIGHTREC__DEADLINE_BUSY(w->deadline));
+    for (uintptr_t i = 2; i < 102; i++)
+        flightrec_produce(FLIGHTREC_USER(1), i);
+
+    struct sp_stream s;
+    capture(&s, 0);
+    struct sp_item items[128];
+    size_t n = user_items(&s, 0, items, 128);
+    CHECK_EQ_U(n, 102);
+    CHECK_EQ_U(items[0].event, HANDLER_EVENT);
+    CHECK_EQ_U(items[0].data, SIGUSR1);
+    for (size_t i = 1; i < n; i++) {
+        CHECK_EQ_U(items[i].event, FLIGHTREC_USER(1));
+        CHECK_EQ_U(items[i].data, i);
+    }
+    CHECK_EQ_U(user_items(&s, 1, items, 128), 0);
+    sp_free(&s);
+}
+
 static void record_deep(int signo);
 
 static void record_nested(int signo)

@@ -467,6 +467,12 @@ __attribute__((constructor)) static void setup(void)
 {
     snprintf(scratch, sizeof scratch, "%s", RECORD_TEST_DIR);
     mkdir(scratch, 0700);
+    /* The recorded programs' session files (those of killed programs
+     * stay) go here, not among the user's own sessions. */
+    char sessions[4200];
+    snprintf(sessions, sizeof sessions, "%s/sessions", scratch);
+    mkdir(sessions, 0700);
+    setenv("XDG_RUNTIME_DIR", sessions, 1);
 }
 
 TEST_MAIN()

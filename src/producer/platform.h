@@ -35,6 +35,11 @@ struct flightrec_region_process;
 int flightrec__port_region_share(void *base, size_t size,
                                  struct flightrec_region_process *process,
                                  char *message, size_t message_size);
+/* Once the region's header is filled in: makes the session file that
+ * flightrec__port_region_share() made visible to other processes under
+ * its name.  0, or -1 with a line in @message (the rings stay where they
+ * are; other processes do not see them). */
+int flightrec__port_region_publish(char *message, size_t message_size);
 /* After fork() in the child: @process describes the child now (pid and
  * start time, so that its claims and listings are its own). */
 void flightrec__port_process_forked(struct flightrec_region_process *process);
@@ -69,6 +74,11 @@ void flightrec__port_region_snapshot_drop(void *snapshot, size_t size);
  * its pages) and the control words stay private. */
 int flightrec__port_hot_share(void *page, size_t page_bytes,
                               size_t hot_offset);
+/* Once the region's header is filled in: makes the session file that
+ * flightrec__port_region_share() made visible to other processes under
+ * its name.  0, or -1 with a line in @message (the rings stay where they
+ * are; other processes do not see them). */
+int flightrec__port_region_publish(char *message, size_t message_size);
 /* After fork() in the child: @page becomes private again, with the same
  * contents (the session file is the parent's). */
 void flightrec__port_hot_unshare(void *page);

@@ -77,6 +77,10 @@ static char session_path[512];
 static pid_t session_owner;         /* the process that made the file */
 static dev_t session_dev;           /* which file it is: a program may */
 static ino_t session_ino;           /* close our descriptor, and reuse it */
+/* What the session file is named after, once its region is filled in. */
+static char session_dir[400];
+static int32_t session_pid;
+static uint64_t session_start;
 
 /* The session file's descriptor, still ours: a program that closed it (or
  * whose next open got its number) must never see its own file extended.
@@ -151,9 +155,12 @@ int flightrec__port_region_share(void *base, size_t size,
     const char *shm = getenv("FLIGHTREC_SHM");
     if (shm != NULL && strcmp(shm, "0") == 0)
         return -1;
-    char dir[400];
-    if (fr_session_dir(dir, sizeof(dir), 1, message, message_size) != 0)
+    char *dir = session_dir;
+    if (fr_session_dir(dir, sizeof(session_dir), 1, message, message_size) !=
+        0)
         return -1;
+    session_pid = process->pid;
+    session_start = process->start_time;
     int fd = fr_session_create(session_path, sizeof(session_path), dir,
                                process->pid, process->start_time);
     if (fd < 0) {
@@ -294,6 +301,24 @@ int flightrec__port_region_grow(void *base, size_t from, size_t to)
                     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
                     (off_t)from);
     return at == MAP_FAILED ? -1 : 0;
+}
+
+int flightrec__port_region_publish(char *message, size_t message_size)
+{
+    if (session_fd < 0 || session_path[0] == '\0')
+        return 0;
+    int rc = fr_session_publish(session_path, sizeof(session_path),
+                                session_dir, session_pid, session_start);
+    if (rc == 0)
+        return 0;
+    snprintf(message, message_size,
+             "cannot name the session file %s: %s; other processes "
+             "cannot see this one",
+             session_path, strerror(-rc));
+    /* The rings stay in the file, now nameless. */
+    unlink(session_path);
+    session_path[0] = '\0';
+    return -1;
 }
 
 int flightrec__port_region_is_shared(void)

@@ -49,6 +49,20 @@ static size_t page_up(size_t n)
     return (n + page - 1) / page * page;
 }
 
+#ifndef FLIGHTREC_PORT_FIRMWARE
+/* "flightrec: " @message @tail, as one line to the port's output. */
+static void say(const char *message, const char *tail)
+{
+    char line[400];
+    size_t n = 0;
+    const char *parts[] = { "flightrec: ", message, tail };
+    for (size_t i = 0; i < 3; i++)
+        for (const char *p = parts[i]; *p && n < sizeof(line); p++)
+            line[n++] = *p;
+    flightrec__port_message(line, n);
+}
+#endif
+
 int flightrec__region_create(const struct flightrec_settings *settings)
 {
     size_t process_at = align_up(sizeof(struct flightrec_region_header)) +
@@ -72,16 +86,8 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     message[0] = '\0';
     if (flightrec__port_region_share(base, fixed, &process, message,
                                      sizeof(message)) != 0 &&
-        message[0] != '\0') {
-        char line[400];
-        size_t n = 0;
-        const char *parts[] = { "flightrec: ", message,
-                                "; recording into private memory\n" };
-        for (size_t i = 0; i < 3; i++)
-            for (const char *p = parts[i]; *p && n < sizeof(line); p++)
-                line[n++] = *p;
-        flightrec__port_message(line, n);
-    }
+        message[0] != '\0')
+        say(message, "; recording into private memory\n");
 #else
     /* Straight into the region: no file comes to back it. */
     char no_message[1];
@@ -145,6 +151,13 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         &h->lost_without_ring,
         atomic_exchange_explicit(&lost_before_region, 0, memory_order_relaxed),
         memory_order_relaxed);
+#ifndef FLIGHTREC_PORT_FIRMWARE
+    /* The header is filled in: readers may see the file now. */
+    message[0] = '\0';
+    if (flightrec__port_region_publish(message, sizeof(message)) != 0 &&
+        message[0] != '\0')
+        say(message, "\n");
+#endif
     /* The filter in force so far goes to the hot page; where the port can,
      * that page then becomes the one the hot path reads. */
     struct flightrec_region_hot *hot = (void *)(base + hot_at);

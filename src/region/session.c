@@ -65,6 +65,29 @@ int fr_session_dir(char *path, size_t size, int create, char *message,
 int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
                       uint64_t start_time)
 {
+    int len = snprintf(path, size, "%s/.%d-%llu.new", dir, (int)pid,
+                       (unsigned long long)start_time);
+    if (len < 0 || (size_t)len >= size)
+        return -ENAMETOOLONG;
+    for (int attempt = 0;; attempt++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0600);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST || attempt > 0)
+            return -errno;
+        /* Left by an earlier program of this process (it called exec)
+         * that died before naming it: it never held a region. */
+        unlink(path);
+    }
+}
+
+int fr_session_publish(char *path, size_t size, const char *dir, int32_t pid,
+                       uint64_t start_time)
+{
+    char hidden[512];
+    if (snprintf(hidden, sizeof(hidden), "%s", path) >= (int)sizeof(hidden))
+        return -ENAMETOOLONG;
     /* An exec keeps the pid and start time but not the atexit that would
      * have removed the earlier program's file: that one stays, for a dump
      * (it is dead), and this program takes the next number. */
@@ -76,14 +99,19 @@ int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
                                     (int)pid, (unsigned long long)start_time,
                                     n, FR_SESSION_SUFFIX);
         if (len < 0 || (size_t)len >= size)
-            return -ENAMETOOLONG;
-        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      0600);
-        if (fd >= 0)
-            return fd;
-        if (errno != EEXIST)
-            return -errno;
+            break;
+        /* A hard link, unlike rename(), fails on a name that exists. */
+        if (link(hidden, path) == 0) {
+            unlink(hidden);
+            return 0;
+        }
+        if (errno != EEXIST) {
+            int rc = -errno;
+            snprintf(path, size, "%s", hidden);
+            return rc;
+        }
     }
+    snprintf(path, size, "%s", hidden);
     return -EEXIST;
 }
 

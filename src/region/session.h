@@ -32,13 +32,21 @@ int fr_session_dir(char *path, size_t size, int create, char *message,
                    size_t message_size);
 
 /* Creates the session file of the program now running as process @pid
- * (start time @start_time) in @dir, 0600, O_EXCL, not following a link:
- * "PID-START.region", or, when an earlier program of the same process (it
- * called exec) left that name, the first free "PID-START-N.region".  Its
- * path into @path; the descriptor, or -errno (-ENAMETOOLONG: the path does
- * not fit). */
+ * (start time @start_time) in @dir, 0600, O_EXCL, not following a link,
+ * under a hidden name (".PID-START.new", which listings skip) until
+ * fr_session_publish() names it, once its header is filled: no reader
+ * ever finds a session file that is not yet a region.  The hidden path
+ * into @path; the descriptor, or -errno (-ENAMETOOLONG: the path does not
+ * fit). */
 int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
                       uint64_t start_time);
+
+/* Gives the file fr_session_create() made at @path its session name:
+ * "PID-START.region", or, when an earlier program of the same process (it
+ * called exec) left that name, the first free "PID-START-N.region"; never
+ * replacing a file.  @path becomes the session's path.  0 or -errno. */
+int fr_session_publish(char *path, size_t size, const char *dir, int32_t pid,
+                       uint64_t start_time);
 
 /* The start time of process @pid (/proc/PID/stat, clock ticks since boot),
  * 0 if there is no such process.  Tells a live process from a dead one

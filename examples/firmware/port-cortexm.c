@@ -15,8 +15,8 @@
  * - Streams go out on UART0 as base64 lines between marker lines
  *   (docs/format.md, "Console logs"): write() is this port's.
  * - The C library is not linked (-nostdlib): the few functions the core
- *   calls are here, and the 64-bit atomics that ARMv7-M lacks run with
- *   interrupts masked (one CPU).
+ *   calls are here.  The core needs no 64-bit atomics (which ARMv7-M
+ *   lacks): the region's shared words are 32-bit (flightrec/region.h).
  */
 #include "port-cortexm.h"
 
@@ -49,21 +49,6 @@
 
 #define NVIC_ISER0 REG(0xe000e100u)
 #define NVIC_IPR(n) (*(volatile uint8_t *)(0xe000e400u + (n)))
-
-/*=====   Interrupt masking (one CPU)   =====*/
-
-static inline uint32_t irq_save(void)
-{
-    uint32_t primask;
-    __asm__ __volatile__("mrs %0, primask\n\tcpsid i"
-                         : "=r"(primask)::"memory");
-    return primask;
-}
-
-static inline void irq_restore(uint32_t primask)
-{
-    __asm__ __volatile__("msr primask, %0" ::"r"(primask) : "memory");
-}
 
 /*=====   The counter   =====*/
 
@@ -440,13 +425,13 @@ void flightrec__port_hot_unshare(void *page)
     (void)page;
 }
 
-int flightrec__port_control_lock(_Atomic uint64_t *lock)
+int flightrec__port_control_lock(_Atomic flightrec_region_word *lock)
 {
     (void)lock;
     return 0;
 }
 
-void flightrec__port_control_unlock(_Atomic uint64_t *lock)
+void flightrec__port_control_unlock(_Atomic flightrec_region_word *lock)
 {
     (void)lock;
 }
@@ -551,44 +536,4 @@ size_t strnlen(const char *text, size_t max)
     while (n < max && text[n] != '\0')
         n++;
     return n;
-}
-
-/* 64-bit atomics: ARMv7-M has no 64-bit exclusive access; with one CPU,
- * masking interrupts makes these atomic.  Only the region's header and
- * the time base use them, never the hot path. */
-uint64_t __atomic_load_8(const volatile void *at, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    uint64_t value = *(const volatile uint64_t *)at;
-    irq_restore(saved);
-    return value;
-}
-
-void __atomic_store_8(volatile void *at, uint64_t value, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    *(volatile uint64_t *)at = value;
-    irq_restore(saved);
-}
-
-uint64_t __atomic_fetch_add_8(volatile void *at, uint64_t value, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    uint64_t old = *(volatile uint64_t *)at;
-    *(volatile uint64_t *)at = old + value;
-    irq_restore(saved);
-    return old;
-}
-
-uint64_t __atomic_exchange_8(volatile void *at, uint64_t value, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    uint64_t old = *(volatile uint64_t *)at;
-    *(volatile uint64_t *)at = value;
-    irq_restore(saved);
-    return old;
 }

@@ -12,13 +12,19 @@
  * prepare/add/commit, with the counter value already read.
  */
 #define FLIGHTREC__OUT_OF_LINE_MULTI 1
-#include <flightrec.h>
+#include "runtime.h"
 
 /* The record the way flightrec_prepare() would start it at @now, followed
  * by flightrec_add() of every item and flightrec_commit(); the main
- * writer's deadline is 0 and @deadline is what it was. */
-static void record_generic(uint64_t now, uint64_t deadline,
-                           const struct flightrec_item_in *items, size_t n)
+ * writer's deadline is 0 and @deadline is what it was.  On firmware it is
+ * the slow path of every record (flightrec__record_slow(), runtime.h). */
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+#define record_generic flightrec__record_slow
+#else
+static
+#endif
+void record_generic(uint64_t now, uint64_t deadline,
+                    const struct flightrec_item_in *items, size_t n)
 {
     struct flightrec__writer *w = &flightrec__self.main;
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
@@ -57,15 +63,29 @@ void flightrec__produce_n_slow(const struct flightrec_item_in *items, size_t n,
 
 /* One of the two filtered (or recording stopped): the record holds the
  * other one, if any.  One inline produce (which tests the filter again)
- * rather than two: half the code. */
+ * rather than two: half the code.  Firmware: no inline produce here, but
+ * the record of both through the slow path's record, whose adds leave the
+ * filtered one out (the fast path's record when nothing is due). */
 void flightrec__produce_2_filtered(uint32_t event0, uintptr_t data0,
                                    uint32_t event1, uintptr_t data1)
 {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    if (!flightrec_event_enabled(event0) && !flightrec_event_enabled(event1))
+        return;
+    const struct flightrec_item_in items[2] = { { event0, data0 },
+                                                { event1, data1 } };
+    struct flightrec__writer *w = &flightrec__self.main;
+    uint64_t deadline = w->deadline;
+    w->deadline = 0; /* as in flightrec_produce() */
+    atomic_signal_fence(memory_order_seq_cst);
+    record_generic(flightrec_counter(), deadline, items, 2);
+#else
     if (!flightrec_event_enabled(event0)) {
         event0 = event1;
         data0 = data1;
     }
     flightrec_produce(event0, data0);
+#endif
 }
 
 void flightrec_produce_2(uint32_t event0, uintptr_t data0, uint32_t event1,

@@ -125,6 +125,11 @@ static uintptr_t discard_room(const ring_t *ring, uintptr_t head)
  * leaving discard mode says so before it overwrites anything. */
 static void mode_follow(int which)
 {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* Nothing changes a firmware's mode after start-up (no flightrec ctl,
+     * no flightrec_setup()): its rings keep the mode they were made in. */
+    (void)which;
+#else
     ring_t *ring = self_private.ring[which];
     uint32_t mode = (uint32_t)flightrec__current_mode();
     if (atomic_load_explicit(&ring->mode, memory_order_relaxed) != mode) {
@@ -135,6 +140,7 @@ static void mode_follow(int which)
             memory_order_relaxed);
         atomic_store_explicit(&ring->mode, mode, memory_order_release);
     }
+#endif
 }
 
 static int discard_mode(int which)
@@ -287,6 +293,7 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
     return head + 2;
 }
 
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
 /* Room check for discard mode; counts the record as dropped if none. */
 static int has_room(int which, uintptr_t head, uintptr_t needed)
 {
@@ -321,12 +328,15 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     w->deadline = deadline;
 }
 
+#endif /* !FLIGHTREC_PORT_FIRMWARE */
+
 static void count_too_deep(void)
 {
     ring_t *ring = self_private.ring[WRITER_SIGNAL];
     atomic_fetch_add_explicit(&ring->nested_dropped, 1, memory_order_relaxed);
 }
 
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
 /* A signal handler interrupted a record of this thread: record into the
  * signal ring with the hot path's protocol. */
 static void write_nested(uint32_t event, uintptr_t data)
@@ -341,6 +351,8 @@ static void write_nested(uint32_t event, uintptr_t data)
     }
     write_one(WRITER_SIGNAL, event, data, flightrec_counter());
 }
+
+#endif /* !FLIGHTREC_PORT_FIRMWARE */
 
 /* Attaches the calling thread; returns 0, or -1 if the event is lost
  * (a handler interrupted the attach itself, or memory ran out). */
@@ -392,6 +404,20 @@ static int attach_self(void)
     return rc;
 }
 
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* Firmware: a slow item is a record of one (prepare, add, commit), so that
+ * one slow path serves every kind of record (less code; the same items:
+ * the record's slow paths write the sync pair, check discard mode's room,
+ * go to the signal ring inside a record and attach as the item's own slow
+ * path does).  The filter cannot change under an attach there, so the
+ * record's add needs no second look before it. */
+void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                             uint64_t deadline)
+{
+    const struct flightrec_item_in item = { event, data };
+    flightrec__record_slow(now, deadline, &item, 1);
+}
+#else
 static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                          uint64_t deadline)
 {
@@ -415,18 +441,19 @@ static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     write_one(WRITER_MAIN, event, data, now);
 }
 
-void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
-                                  uint64_t deadline)
-{
-    flightrec__produce_slow(event, data, flightrec_counter(), deadline);
-}
-
 void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                              uint64_t deadline)
 {
     ERRNO_SAVE();
     produce_slow(event, data, now, deadline);
     ERRNO_RESTORE();
+}
+#endif
+
+void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
+                                  uint64_t deadline)
+{
+    flightrec__produce_slow(event, data, flightrec_counter(), deadline);
 }
 
 static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)

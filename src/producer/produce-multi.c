@@ -29,7 +29,19 @@ void record_generic(uint64_t now, uint64_t deadline,
     struct flightrec__writer *w = &flightrec__self.main;
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     struct flightrec_ctx ctx;
-    atomic_thread_fence(memory_order_release); /* see flightrec_produce() */
+    FLIGHTREC__ITEMS_AFTER_HEAD(); /* see flightrec_produce() */
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* Straight to the slow path (whose records start here): when nothing
+     * is due it starts the record as the fast path would, with the same
+     * deadline, and its limit is never past the fast path's. */
+    ctx.writer = w;
+    ctx.head = head;
+    ctx.limit = head;
+    ctx.deadline = deadline;
+    ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
+    ctx.dropping = 0;
+    flightrec__prepare_slow(&ctx, now);
+#else
     if (now >= deadline || head > UINTPTR_MAX - FLIGHTREC_MAX_PENDING ||
         head + FLIGHTREC_MAX_PENDING > w->head_limit) {
         ctx = flightrec__prepare_cold(w, head, now, deadline);
@@ -41,6 +53,7 @@ void record_generic(uint64_t now, uint64_t deadline,
         ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
         ctx.dropping = 0;
     }
+#endif
     for (size_t i = 0; i < n; i++)
         flightrec_add(&ctx, items[i].event, items[i].data);
     flightrec_commit(&ctx);

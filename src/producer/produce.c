@@ -14,6 +14,8 @@
  */
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <string.h>
 
 #ifndef FLIGHTREC_PORT_FIRMWARE
@@ -103,7 +105,7 @@ static void writer_unbind(struct flightrec__writer *w)
  * owner's start, if later) plus the capacity. */
 static uintptr_t discard_limit(const ring_t *ring)
 {
-    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+    uintptr_t tail = FR_LOAD_ACQUIRE(&ring->tail);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
     return position_later(start, tail) + (uintptr_t)ring->capacity;
 }
@@ -318,7 +320,7 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     if (has_room(which, head, sync_items(which, now, head) + 1)) {
         /* Orders the previous head publication before these item stores,
          * for readers validating a copy (free on x86). */
-        atomic_thread_fence(memory_order_release);
+        FLIGHTREC__ITEMS_AFTER_HEAD();
         head = write_sync_if_due(which, now, head);
         put(w, head, time_word, event, data);
         atomic_store_explicit(&w->ring->head, ++head, memory_order_release);
@@ -493,7 +495,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->writer = w;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     mode_follow(which);
-    atomic_thread_fence(memory_order_release);
+    FLIGHTREC__ITEMS_AFTER_HEAD();
     uintptr_t sync = sync_items(which, now, head);
     if (sync != 0 && discard_mode(which) &&
         discard_room(self_private.ring[which], head) < sync + 1) {
@@ -545,9 +547,9 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     if (ctx->head - published >= FLIGHTREC_MAX_PENDING) {
         /* Publish the first part so a reader's red zone stays valid. */
-        atomic_store_explicit(&w->ring->head, ctx->head, memory_order_release);
+        FLIGHTREC__PUBLISH(&w->ring->head, ctx->head);
         published = ctx->head;
-        atomic_thread_fence(memory_order_release);
+        FLIGHTREC__ITEMS_AFTER_HEAD();
     }
     uintptr_t room = UINTPTR_MAX;
     if (discard_mode(which)) {

@@ -52,8 +52,11 @@
 
 /*=====   The counter   =====*/
 
-/* Wraps of TIMER0 counted by its interrupt (the highest priority). */
-static volatile uint32_t counter_wraps;
+/* Wraps of TIMER0 counted by its interrupt (the highest priority), from
+ * 1: the counter starts at 2^32, where the hot path's deadlines are above
+ * its busy mark (a deadline's high half of 0, flightrec/producer.h) from
+ * the first event on; below 2^32 every event would take the slow path. */
+static volatile uint32_t counter_wraps = 1;
 
 void fw_counter_init(void)
 {
@@ -72,10 +75,11 @@ void fw_timer0_handler(void)
     counter_wraps++;
 }
 
-/* Ticks since fw_counter_init(): the wrap count, then the elapsed part of
- * the down-counter.  A wrap that happened but whose interrupt has not run
- * yet (a handler of the same priority, masked interrupts) shows as the
- * pending flag with a counter just below its reload. */
+/* Ticks since fw_counter_init(), plus 2^32: the wrap count, then the
+ * elapsed part of the down-counter.  A wrap that happened but whose
+ * interrupt has not run yet (a handler of the same priority, masked
+ * interrupts) shows as the pending flag with a counter just below its
+ * reload. */
 uint64_t flightrec_port_counter(void)
 {
     uint32_t wraps, value, pending;

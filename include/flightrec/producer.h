@@ -311,13 +311,24 @@ flightrec__counter_due(int *due, const uint32_t *deadline_low,
 #else
 #define FLIGHTREC__SPLIT_DEADLINE 0
 #endif
-/* The busy mark: flightrec_produce() with the split compare clears only the
- * deadline's high half, the other hot paths the whole deadline; a slow
- * path that finds a deadline below FLIGHTREC__DEADLINE_DUE knows it
- * interrupted a record (or that the thread has no rings).  Armed
- * deadlines are at least FLIGHTREC__DEADLINE_DUE (the slow path makes
- * sure, src/producer/produce.c rearm()). */
-#if FLIGHTREC__SPLIT_DEADLINE
+/* Firmware on a little-endian 32-bit CPU: flightrec_produce() clears only
+ * the deadline's high half too (one register of zero, not two), with the
+ * 64-bit compare as it is; its counter should then start at 2^32 or more
+ * (the Cortex-M port's does), or events take the slow path until then. */
+#if defined(FLIGHTREC_PORT_FIRMWARE) && UINTPTR_MAX == 0xffffffffu && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FLIGHTREC__HIGH_MARK 1
+#else
+#define FLIGHTREC__HIGH_MARK 0
+#endif
+/* The busy mark: flightrec_produce() with the split compare (or the high
+ * mark) clears only the deadline's high half, the other hot paths the
+ * whole deadline; a slow path that finds a deadline below
+ * FLIGHTREC__DEADLINE_DUE knows it interrupted a record (or that the
+ * thread has no rings).  Armed deadlines are at least
+ * FLIGHTREC__DEADLINE_DUE (the slow path makes sure, src/producer/produce.c
+ * rearm()). */
+#if FLIGHTREC__SPLIT_DEADLINE || FLIGHTREC__HIGH_MARK
 #define FLIGHTREC__DEADLINE_DUE ((uint64_t)1 << 32)
 #else
 #define FLIGHTREC__DEADLINE_DUE ((uint64_t)1)
@@ -384,7 +395,11 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     }
 #else
     uint64_t deadline = w->deadline;
+#if FLIGHTREC__HIGH_MARK
+    w->deadline_half[1] = 0; /* see FLIGHTREC__DEADLINE_BUSY() */
+#else
     w->deadline = 0; /* a signal handler recording from here on goes slow */
+#endif
     atomic_signal_fence(memory_order_seq_cst);
     uint64_t now = flightrec_counter();
     struct flightrec__ring_head *ring = w->ring;
@@ -402,6 +417,8 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     atomic_signal_fence(memory_order_seq_cst);
 #if FLIGHTREC__SPLIT_DEADLINE
     w->deadline_half[1] = deadline_high;
+#elif FLIGHTREC__HIGH_MARK
+    w->deadline_half[1] = (uint32_t)(deadline >> 32);
 #else
     w->deadline = deadline;
 #endif

@@ -54,8 +54,17 @@ void record_generic(uint64_t now, uint64_t deadline,
         ctx.dropping = 0;
     }
 #endif
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+        /* add()'s own slow path, without its copy of the record (the
+         * record is ours, in memory already). */
+        if (ctx.head >= ctx.limit) {
+            flightrec__add_slow(&ctx, items[i].event, items[i].data);
+            continue;
+        }
+#endif
         flightrec_add(&ctx, items[i].event, items[i].data);
+    }
     flightrec_commit(&ctx);
 }
 

@@ -72,7 +72,9 @@ static struct flightrec__writer *writer_of(int which)
                                 : &flightrec__self.signal;
 }
 
-static void writer_bind(struct flightrec__writer *w, ring_t *ring)
+/* Not inline: called twice, once per writer. */
+static __attribute__((noinline)) void writer_bind(struct flightrec__writer *w,
+                                                  ring_t *ring)
 {
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
     self_private.ring[which] = ring;

@@ -272,13 +272,13 @@ static void note_recorder_items(ring_t *ring, uintptr_t at, uintptr_t n)
     recorder_set(ring, total + n, at, (uint32_t)n);
 }
 
-/* Writes the sync items due at @now (see sync_items()) from head on;
- * returns the new head.  The restated pair carries the previous pair's
+/* Writes the @n sync items due at @now (sync_items(), which the callers
+ * have counted already) from head on; returns the new head.  The restated pair carries the previous pair's
  * time in its time field too, so the items before it, all less than 2^21
  * ticks after that time, are timed from it exactly (docs/format.md). */
-static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
+static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
+                                   uintptr_t n)
 {
-    uintptr_t n = sync_items(which, now, head);
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
@@ -319,11 +319,12 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
 
     mode_follow(which);
-    if (has_room(which, head, sync_items(which, now, head) + 1)) {
+    uintptr_t sync = sync_items(which, now, head);
+    if (has_room(which, head, sync + 1)) {
         /* Orders the previous head publication before these item stores,
          * for readers validating a copy (free on x86). */
         FLIGHTREC__ITEMS_AFTER_HEAD();
-        head = write_sync_if_due(which, now, head);
+        head = write_sync_if_due(which, now, head, sync);
         put(w, head, time_word, event, data);
         atomic_store_explicit(&w->ring->head, ++head, memory_order_release);
     }
@@ -366,12 +367,14 @@ static int attach_self(void)
         self_private.lost_attaching++;
         return -1;
     }
+#if !defined(FLIGHTREC_PORT_FIRMWARE) /* a firmware's CPU never exits */
     if (self_private.exited) {
         /* A handler or a later destructor after the exit hook: no pair
          * may be taken that nobody would hand back. */
         flightrec__count_lost_without_ring(1);
         return -1;
     }
+#endif
     if (self_private.attach_retry_at != 0 &&
         flightrec_counter() < self_private.attach_retry_at) {
         flightrec__count_lost_without_ring(1);
@@ -509,7 +512,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->dropping = 1;
         return;
     }
-    head = write_sync_if_due(which, now, head);
+    head = write_sync_if_due(which, now, head, sync);
     ctx->head = head;
     ctx->deadline = rearm(which, head);
     /* Sync items (if any) are published with the record's first part. */

@@ -459,9 +459,10 @@ int flightrec__try_init(void)
                                                  memory_order_acquire))
         return -1; /* an interrupt came during start-up */
     flightrec__timebase_init();
-    if (flightrec__region_create(&fw_settings) == 0)
-        flightrec__region_publish_control(flightrec__filter_wanted, 1,
-                                          flightrec__filter_wanted);
+    /* The region starts with the wanted filter, running, and the control
+     * page's filter on its hot page: nothing to publish after it (nobody
+     * else reads the control generation). */
+    (void)flightrec__region_create(&fw_settings);
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return 0;
 }

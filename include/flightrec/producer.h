@@ -401,6 +401,28 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     w->deadline = 0; /* a signal handler recording from here on goes slow */
 #endif
     atomic_signal_fence(memory_order_seq_cst);
+#if FLIGHTREC__HIGH_MARK
+    /* The head limit and the ring, adjacent words, in one load (ldrd),
+     * before the counter call; after the mark, so that they are the ones
+     * no handler changes until the record ends. */
+    _Static_assert(offsetof(struct flightrec__writer, ring) ==
+                       offsetof(struct flightrec__writer, head_limit) +
+                           sizeof(uintptr_t),
+                   "the ring follows the head limit");
+    uintptr_t limit_ring[2];
+    __builtin_memcpy(limit_ring,
+                     (const unsigned char *)w +
+                         offsetof(struct flightrec__writer, head_limit),
+                     sizeof(limit_ring));
+    uint64_t now = flightrec_counter();
+    struct flightrec__ring_head *ring =
+        (struct flightrec__ring_head *)limit_ring[1];
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(now >= deadline || head >= limit_ring[0])) {
+        FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline);
+        return;
+    }
+#else
     uint64_t now = flightrec_counter();
     struct flightrec__ring_head *ring = w->ring;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -408,6 +430,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
         FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline);
         return;
     }
+#endif
 #endif
     FLIGHTREC__ITEMS_AFTER_HEAD();
     uintptr_t next;

@@ -7,7 +7,7 @@
  *
  * - The region is a static array; nothing is ever given back.
  * - The counter is the CMSDK TIMER0 (32-bit down-counter at the system
- *   clock) extended to 64 bits by its wrap interrupt.
+ *   clock) extended to 64 bits by its wrap interrupt, from 2^32.
  * - The recorder's one "thread" is the CPU: tasks switch cooperatively, so
  *   no task is ever switched out in the middle of a record; interrupts are
  *   its signals (a record they interrupt sends theirs to the signal ring).

@@ -20,9 +20,9 @@
  * ring ends (so that slots need no mask and records no wrap check); a
  * thread without rings has deadline 0.  While a record is being written the
  * deadline holds the busy mark (FLIGHTREC__DEADLINE_BUSY: 0, or on x86-64
- * a high half of 0), so a signal handler that records in between takes the
- * slow path, which writes to the thread's signal ring instead of
- * corrupting the interrupted record.
+ * and 32-bit firmware a high half of 0), so a signal handler that records
+ * in between takes the slow path, which writes to the thread's signal ring
+ * instead of corrupting the interrupted record.
  */
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H

@@ -273,9 +273,10 @@ static void note_recorder_items(ring_t *ring, uintptr_t at, uintptr_t n)
 }
 
 /* Writes the @n sync items due at @now (sync_items(), which the callers
- * have counted already) from head on; returns the new head.  The restated pair carries the previous pair's
- * time in its time field too, so the items before it, all less than 2^21
- * ticks after that time, are timed from it exactly (docs/format.md). */
+ * have counted already) from head on; returns the new head.  The restated
+ * pair carries the previous pair's time in its time field too, so the
+ * items before it, all less than 2^21 ticks after that time, are timed
+ * from it exactly (docs/format.md). */
 static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
                                    uintptr_t n)
 {
@@ -416,8 +417,9 @@ static int attach_self(void)
  * one slow path serves every kind of record (less code; the same items:
  * the record's slow paths write the sync pair, check discard mode's room,
  * go to the signal ring inside a record and attach as the item's own slow
- * path does).  The filter cannot change under an attach there, so the
- * record's add needs no second look before it. */
+ * path does).  One difference, which a firmware cannot see: where start-up
+ * switched the event off, the item's own path writes nothing and the
+ * record its sync pair; a firmware's start-up changes no filter. */
 void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                              uint64_t deadline)
 {

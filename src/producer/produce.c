@@ -206,8 +206,8 @@ static uint64_t rearm(int which, uintptr_t head)
  * the lap base: the lap base is set to @head's lap, and the limit ends at
  * that lap's end (on the last lap of 32-bit positions, where the lap's end
  * is 0, every position below the limit is on it). */
-static uintptr_t lap_limit(struct flightrec__writer *w, uintptr_t head,
-                           uintptr_t limit)
+static __attribute__((noinline)) uintptr_t
+lap_limit(struct flightrec__writer *w, uintptr_t head, uintptr_t limit)
 {
     uintptr_t lap_first = head & ~w->mask;
     uintptr_t lap_end = lap_first + w->mask + 1;
@@ -426,6 +426,13 @@ void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     const struct flightrec_item_in item = { event, data };
     flightrec__record_slow(now, deadline, &item, 1);
 }
+
+void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
+                                  uint64_t deadline)
+{
+    const struct flightrec_item_in item = { event, data };
+    flightrec__record_slow(flightrec_counter(), deadline, &item, 1);
+}
 #else
 static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                          uint64_t deadline)
@@ -457,13 +464,13 @@ void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     produce_slow(event, data, now, deadline);
     ERRNO_RESTORE();
 }
-#endif
 
 void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
                                   uint64_t deadline)
 {
     flightrec__produce_slow(event, data, flightrec_counter(), deadline);
 }
+#endif
 
 static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {

@@ -7,7 +7,7 @@
  *
  * - The region is a static array; nothing is ever given back.
  * - The counter is the CMSDK TIMER0 (32-bit down-counter at the system
- *   clock) extended to 64 bits by its wrap interrupt.
+ *   clock) extended to 64 bits by its wrap interrupt, from 2^32.
  * - The recorder's one "thread" is the CPU: tasks switch cooperatively, so
  *   no task is ever switched out in the middle of a record; interrupts are
  *   its signals (a record they interrupt sends theirs to the signal ring).
@@ -15,8 +15,8 @@
  * - Streams go out on UART0 as base64 lines between marker lines
  *   (docs/format.md, "Console logs"): write() is this port's.
  * - The C library is not linked (-nostdlib): the few functions the core
- *   calls are here, and the 64-bit atomics that ARMv7-M lacks run with
- *   interrupts masked (one CPU).
+ *   calls are here.  The core needs no 64-bit atomics (which ARMv7-M
+ *   lacks): the region's shared words are 32-bit (flightrec/region.h).
  */
 #include "port-cortexm.h"
 
@@ -50,25 +50,13 @@
 #define NVIC_ISER0 REG(0xe000e100u)
 #define NVIC_IPR(n) (*(volatile uint8_t *)(0xe000e400u + (n)))
 
-/*=====   Interrupt masking (one CPU)   =====*/
-
-static inline uint32_t irq_save(void)
-{
-    uint32_t primask;
-    __asm__ __volatile__("mrs %0, primask\n\tcpsid i"
-                         : "=r"(primask)::"memory");
-    return primask;
-}
-
-static inline void irq_restore(uint32_t primask)
-{
-    __asm__ __volatile__("msr primask, %0" ::"r"(primask) : "memory");
-}
-
 /*=====   The counter   =====*/
 
-/* Wraps of TIMER0 counted by its interrupt (the highest priority). */
-static volatile uint32_t counter_wraps;
+/* Wraps of TIMER0 counted by its interrupt (the highest priority), from
+ * 1: the counter starts at 2^32, where the hot path's deadlines are above
+ * its busy mark (a deadline's high half of 0, flightrec/producer.h) from
+ * the first event on; below 2^32 every event would take the slow path. */
+static volatile uint32_t counter_wraps = 1;
 
 void fw_counter_init(void)
 {
@@ -87,10 +75,11 @@ void fw_timer0_handler(void)
     counter_wraps++;
 }
 
-/* Ticks since fw_counter_init(): the wrap count, then the elapsed part of
- * the down-counter.  A wrap that happened but whose interrupt has not run
- * yet (a handler of the same priority, masked interrupts) shows as the
- * pending flag with a counter just below its reload. */
+/* Ticks since fw_counter_init(), plus 2^32: the wrap count, then the
+ * elapsed part of the down-counter.  A wrap that happened but whose
+ * interrupt has not run yet (a handler of the same priority, masked
+ * interrupts) shows as the pending flag with a counter just below its
+ * reload. */
 uint64_t flightrec_port_counter(void)
 {
     uint32_t wraps, value, pending;
@@ -440,13 +429,13 @@ void flightrec__port_hot_unshare(void *page)
     (void)page;
 }
 
-int flightrec__port_control_lock(_Atomic uint64_t *lock)
+int flightrec__port_control_lock(_Atomic flightrec_region_word *lock)
 {
     (void)lock;
     return 0;
 }
 
-void flightrec__port_control_unlock(_Atomic uint64_t *lock)
+void flightrec__port_control_unlock(_Atomic flightrec_region_word *lock)
 {
     (void)lock;
 }
@@ -470,9 +459,10 @@ int flightrec__try_init(void)
                                                  memory_order_acquire))
         return -1; /* an interrupt came during start-up */
     flightrec__timebase_init();
-    if (flightrec__region_create(&fw_settings) == 0)
-        flightrec__region_publish_control(flightrec__filter_wanted, 1,
-                                          flightrec__filter_wanted);
+    /* The region starts with the wanted filter, running, and the control
+     * page's filter on its hot page: nothing to publish after it (nobody
+     * else reads the control generation). */
+    (void)flightrec__region_create(&fw_settings);
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return 0;
 }
@@ -551,44 +541,4 @@ size_t strnlen(const char *text, size_t max)
     while (n < max && text[n] != '\0')
         n++;
     return n;
-}
-
-/* 64-bit atomics: ARMv7-M has no 64-bit exclusive access; with one CPU,
- * masking interrupts makes these atomic.  Only the region's header and
- * the time base use them, never the hot path. */
-uint64_t __atomic_load_8(const volatile void *at, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    uint64_t value = *(const volatile uint64_t *)at;
-    irq_restore(saved);
-    return value;
-}
-
-void __atomic_store_8(volatile void *at, uint64_t value, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    *(volatile uint64_t *)at = value;
-    irq_restore(saved);
-}
-
-uint64_t __atomic_fetch_add_8(volatile void *at, uint64_t value, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    uint64_t old = *(volatile uint64_t *)at;
-    *(volatile uint64_t *)at = old + value;
-    irq_restore(saved);
-    return old;
-}
-
-uint64_t __atomic_exchange_8(volatile void *at, uint64_t value, int order)
-{
-    (void)order;
-    uint32_t saved = irq_save();
-    uint64_t old = *(volatile uint64_t *)at;
-    *(volatile uint64_t *)at = value;
-    irq_restore(saved);
-    return old;
 }

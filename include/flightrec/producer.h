@@ -21,9 +21,9 @@
  * thread without rings has a deadline that is always due
  * (FLIGHTREC__DEADLINE_DUE) and head limit 0.  While a record is being written the
  * deadline holds the busy mark (FLIGHTREC__DEADLINE_BUSY: 0, or on x86-64
- * a high half of 0), so a signal handler that records in between takes the
- * slow path, which writes to the thread's signal ring instead of
- * corrupting the interrupted record.
+ * and 32-bit firmware a high half of 0), so a signal handler that records
+ * in between takes the slow path, which writes to the thread's signal ring
+ * instead of corrupting the interrupted record.
  */
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
@@ -315,13 +315,24 @@ flightrec__counter_due(int *due, const uint32_t *deadline_low,
 #else
 #define FLIGHTREC__SPLIT_DEADLINE 0
 #endif
-/* The busy mark: flightrec_produce() with the split compare clears only the
- * deadline's high half, the other hot paths the whole deadline; a slow
- * path that finds a deadline below FLIGHTREC__DEADLINE_DUE knows it
- * interrupted a record (or that the thread has no rings).  Armed
- * deadlines are at least FLIGHTREC__DEADLINE_DUE (the slow path makes
- * sure, src/producer/produce.c rearm()). */
-#if FLIGHTREC__SPLIT_DEADLINE
+/* Firmware on a little-endian 32-bit CPU: flightrec_produce() clears only
+ * the deadline's high half too (one register of zero, not two), with the
+ * 64-bit compare as it is; its counter should then start at 2^32 or more
+ * (the Cortex-M port's does), or events take the slow path until then. */
+#if defined(FLIGHTREC_PORT_FIRMWARE) && UINTPTR_MAX == 0xffffffffu && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FLIGHTREC__HIGH_MARK 1
+#else
+#define FLIGHTREC__HIGH_MARK 0
+#endif
+/* The busy mark: flightrec_produce() with the split compare (or the high
+ * mark) clears only the deadline's high half, the other hot paths the
+ * whole deadline; a slow path that finds a deadline below
+ * FLIGHTREC__DEADLINE_DUE knows it interrupted a record (or that the
+ * thread has no rings).  Armed deadlines are at least
+ * FLIGHTREC__DEADLINE_DUE (the slow path makes sure, src/producer/produce.c
+ * rearm()). */
+#if FLIGHTREC__SPLIT_DEADLINE || FLIGHTREC__HIGH_MARK
 #define FLIGHTREC__DEADLINE_DUE ((uint64_t)1 << 32)
 #else
 #define FLIGHTREC__DEADLINE_DUE ((uint64_t)1)
@@ -388,8 +399,34 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     }
 #else
     uint64_t deadline = w->deadline;
+#if FLIGHTREC__HIGH_MARK
+    w->deadline_half[1] = 0; /* see FLIGHTREC__DEADLINE_BUSY() */
+#else
     w->deadline = 0; /* a signal handler recording from here on goes slow */
+#endif
     atomic_signal_fence(memory_order_seq_cst);
+#if FLIGHTREC__HIGH_MARK
+    /* The head limit and the ring, adjacent words, in one load (ldrd),
+     * before the counter call; after the mark, so that they are the ones
+     * no handler changes until the record ends. */
+    _Static_assert(offsetof(struct flightrec__writer, ring) ==
+                       offsetof(struct flightrec__writer, head_limit) +
+                           sizeof(uintptr_t),
+                   "the ring follows the head limit");
+    uintptr_t limit_ring[2];
+    __builtin_memcpy(limit_ring,
+                     (const unsigned char *)w +
+                         offsetof(struct flightrec__writer, head_limit),
+                     sizeof(limit_ring));
+    uint64_t now = flightrec_counter();
+    struct flightrec__ring_head *ring =
+        (struct flightrec__ring_head *)limit_ring[1];
+    uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (FLIGHTREC_UNLIKELY(now >= deadline || head >= limit_ring[0])) {
+        FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline);
+        return;
+    }
+#else
     uint64_t now = flightrec_counter();
     struct flightrec__ring_head *ring = w->ring;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -397,6 +434,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
         FLIGHTREC__PRODUCE_SLOW(event, data, now, deadline);
         return;
     }
+#endif
 #endif
     FLIGHTREC__ITEMS_AFTER_HEAD();
     uintptr_t next;
@@ -406,6 +444,8 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     atomic_signal_fence(memory_order_seq_cst);
 #if FLIGHTREC__SPLIT_DEADLINE
     w->deadline_half[1] = deadline_high;
+#elif FLIGHTREC__HIGH_MARK
+    w->deadline_half[1] = (uint32_t)(deadline >> 32);
 #else
     w->deadline = deadline;
 #endif

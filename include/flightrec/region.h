@@ -46,18 +46,17 @@
  * The words that several processes change with one atomic operation
  * (bytes in use, the ring list and links, events lost without a ring, the
  * counter frequency, the consumer claim and the control lock) have 8 bytes
- * each.  Where the CPU has lock-free 64-bit atomics, or the region is a
- * firmware's own (its port makes them atomic), they are 64-bit words.
- * Where it has none and the region is shared with other processes (32-bit
- * PowerPC: an atomic built on a lock inside the C library excludes threads
- * of one process only), each is a 32-bit atomic word in the less
- * significant half of its 8 bytes, the other half staying 0: the same
- * layout, read as 64 bits the same value.  Offsets fit, since such a
- * region is below 4 GiB; claims are 32 bits then; counts run modulo 2^32.
- * The header says which (FLIGHTREC_REGION_WORDS_32 in flags).
+ * each.  Where the CPU has lock-free 64-bit atomics, they are 64-bit words.
+ * Where it has none (32-bit PowerPC, where an atomic built on a lock inside
+ * the C library excludes threads of one process only; a 32-bit firmware,
+ * whose 32-bit words are less code than 64-bit ones made atomic by masking
+ * interrupts), each is a 32-bit atomic word in the less significant half
+ * of its 8 bytes, the other half staying 0: the same layout, read as 64
+ * bits the same value.  Offsets fit, since such a region is below 4 GiB;
+ * claims are 32 bits then; counts run modulo 2^32.  The header says which
+ * (FLIGHTREC_REGION_WORDS_32 in flags).
  */
-#if defined(FLIGHTREC_PORT_FIRMWARE) || \
-    (defined(__GCC_ATOMIC_LLONG_LOCK_FREE) && __GCC_ATOMIC_LLONG_LOCK_FREE == 2)
+#if defined(__GCC_ATOMIC_LLONG_LOCK_FREE) && __GCC_ATOMIC_LLONG_LOCK_FREE == 2
 #define FLIGHTREC_REGION_NARROW 0
 /** The value of a shared 8-byte word as this build changes it. */
 typedef uint64_t flightrec_region_word;

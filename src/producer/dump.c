@@ -266,11 +266,11 @@ static int drain_with_names(int fd, uint64_t name_max_age)
 #else
         /* No other process asks for rewinds, nothing paces the drains, the
          * CPU's pair is never retired, and the CPU is named once when it
-         * attached (port_self_name()): the name in its rings is current. */
+         * attached (port_self_name()): the name in its rings is current.
+         * Its two rings are drained without asking first whether they
+         * have news (a drain of a ring without any writes nothing). */
         (void)name_max_age;
-        if (fr_ring_has_news(ring))
-            (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring,
-                                NULL);
+        (void)fr_ring_drain(&drain_sink, flightrec__region_base, ring, NULL);
 #endif
     }
 #ifndef FLIGHTREC_PORT_FIRMWARE

@@ -14,6 +14,8 @@
  */
 #include "runtime.h"
 
+#include "../region/order.h"
+
 #include <string.h>
 
 #ifndef FLIGHTREC_PORT_FIRMWARE
@@ -75,7 +77,9 @@ static struct flightrec__writer *writer_of(int which)
                                 : &flightrec__self.signal;
 }
 
-static void writer_bind(struct flightrec__writer *w, ring_t *ring)
+/* Not inline: called twice, once per writer. */
+static __attribute__((noinline)) void writer_bind(struct flightrec__writer *w,
+                                                  ring_t *ring)
 {
     int which = w == &flightrec__self.main ? WRITER_MAIN : WRITER_SIGNAL;
     self_private.ring[which] = ring;
@@ -108,7 +112,7 @@ static void writer_unbind(struct flightrec__writer *w)
  * owner's start, if later) plus the capacity. */
 static uintptr_t discard_limit(const ring_t *ring)
 {
-    uintptr_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+    uintptr_t tail = FR_LOAD_ACQUIRE(&ring->tail);
     uintptr_t start = atomic_load_explicit(&ring->start, memory_order_relaxed);
     return position_later(start, tail) + (uintptr_t)ring->capacity;
 }
@@ -130,6 +134,11 @@ static uintptr_t discard_room(const ring_t *ring, uintptr_t head)
  * leaving discard mode says so before it overwrites anything. */
 static void mode_follow(int which)
 {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* Nothing changes a firmware's mode after start-up (no flightrec ctl,
+     * no flightrec_setup()): its rings keep the mode they were made in. */
+    (void)which;
+#else
     ring_t *ring = self_private.ring[which];
     uint32_t mode = (uint32_t)flightrec__current_mode();
     if (atomic_load_explicit(&ring->mode, memory_order_relaxed) != mode) {
@@ -140,6 +149,7 @@ static void mode_follow(int which)
             memory_order_relaxed);
         atomic_store_explicit(&ring->mode, mode, memory_order_release);
     }
+#endif
 }
 
 static int discard_mode(int which)
@@ -201,8 +211,8 @@ static uint64_t rearm(int which, uintptr_t head)
  * the lap base: the lap base is set to @head's lap, and the limit ends at
  * that lap's end (on the last lap of 32-bit positions, where the lap's end
  * is 0, every position below the limit is on it). */
-static uintptr_t lap_limit(struct flightrec__writer *w, uintptr_t head,
-                           uintptr_t limit)
+static __attribute__((noinline)) uintptr_t
+lap_limit(struct flightrec__writer *w, uintptr_t head, uintptr_t limit)
 {
     uintptr_t lap_first = head & ~w->mask;
     uintptr_t lap_end = lap_first + w->mask + 1;
@@ -273,13 +283,14 @@ static void note_recorder_items(ring_t *ring, uintptr_t at, uintptr_t n)
     recorder_set(ring, total + n, at, (uint32_t)n);
 }
 
-/* Writes the sync items due at @now (see sync_items()) from head on;
- * returns the new head.  The restated pair carries the previous pair's
- * time in its time field too, so the items before it, all less than 2^21
- * ticks after that time, are timed from it exactly (docs/format.md). */
-static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
+/* Writes the @n sync items due at @now (sync_items(), which the callers
+ * have counted already) from head on; returns the new head.  The restated
+ * pair carries the previous pair's time in its time field too, so the
+ * items before it, all less than 2^21 ticks after that time, are timed
+ * from it exactly (docs/format.md). */
+static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
+                                   uintptr_t n)
 {
-    uintptr_t n = sync_items(which, now, head);
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
@@ -298,6 +309,7 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head)
     return head + 2;
 }
 
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
 /* Room check for discard mode; counts the record as dropped if none. */
 static int has_room(int which, uintptr_t head, uintptr_t needed)
 {
@@ -319,11 +331,12 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     uint32_t time_word = FLIGHTREC_TIME_EVENT(now, 0);
 
     mode_follow(which);
-    if (has_room(which, head, sync_items(which, now, head) + 1)) {
+    uintptr_t sync = sync_items(which, now, head);
+    if (has_room(which, head, sync + 1)) {
         /* Orders the previous head publication before these item stores,
          * for readers validating a copy (free on x86). */
-        atomic_thread_fence(memory_order_release);
-        head = write_sync_if_due(which, now, head);
+        FLIGHTREC__ITEMS_AFTER_HEAD();
+        head = write_sync_if_due(which, now, head, sync);
         put(w, head, time_word, event, data);
         atomic_store_explicit(&w->ring->head, ++head, memory_order_release);
     }
@@ -332,12 +345,15 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
     w->deadline = deadline;
 }
 
+#endif /* !FLIGHTREC_PORT_FIRMWARE */
+
 static void count_too_deep(void)
 {
     ring_t *ring = self_private.ring[WRITER_SIGNAL];
     atomic_fetch_add_explicit(&ring->nested_dropped, 1, memory_order_relaxed);
 }
 
+#if !defined(FLIGHTREC_PORT_FIRMWARE)
 /* A signal handler interrupted a record of this thread: record into the
  * signal ring with the hot path's protocol. */
 static void write_nested(uint32_t event, uintptr_t data)
@@ -353,6 +369,8 @@ static void write_nested(uint32_t event, uintptr_t data)
     write_one(WRITER_SIGNAL, event, data, flightrec_counter());
 }
 
+#endif /* !FLIGHTREC_PORT_FIRMWARE */
+
 /* Attaches the calling thread; returns 0, or -1 if the event is lost
  * (a handler interrupted the attach itself, or memory ran out). */
 static int attach_self(void)
@@ -361,12 +379,14 @@ static int attach_self(void)
         self_private.lost_attaching++;
         return -1;
     }
+#if !defined(FLIGHTREC_PORT_FIRMWARE) /* a firmware's CPU never exits */
     if (self_private.exited) {
         /* A handler or a later destructor after the exit hook: no pair
          * may be taken that nobody would hand back. */
         flightrec__count_lost_without_ring(1);
         return -1;
     }
+#endif
     if (self_private.attach_retry_at != 0 &&
         flightrec_counter() < self_private.attach_retry_at) {
         flightrec__count_lost_without_ring(1);
@@ -406,6 +426,28 @@ static int attach_self(void)
     return rc;
 }
 
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* Firmware: a slow item is a record of one (prepare, add, commit), so that
+ * one slow path serves every kind of record (less code; the same items:
+ * the record's slow paths write the sync pair, check discard mode's room,
+ * go to the signal ring inside a record and attach as the item's own slow
+ * path does).  One difference, which a firmware cannot see: where start-up
+ * switched the event off, the item's own path writes nothing and the
+ * record its sync pair; a firmware's start-up changes no filter. */
+void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
+                             uint64_t deadline)
+{
+    const struct flightrec_item_in item = { event, data };
+    flightrec__record_slow(now, deadline, &item, 1);
+}
+
+void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
+                                  uint64_t deadline)
+{
+    const struct flightrec_item_in item = { event, data };
+    flightrec__record_slow(flightrec_counter(), deadline, &item, 1);
+}
+#else
 static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                          uint64_t deadline)
 {
@@ -429,12 +471,6 @@ static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     write_one(WRITER_MAIN, event, data, now);
 }
 
-void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
-                                  uint64_t deadline)
-{
-    flightrec__produce_slow(event, data, flightrec_counter(), deadline);
-}
-
 void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
                              uint64_t deadline)
 {
@@ -442,6 +478,13 @@ void flightrec__produce_slow(uint32_t event, uintptr_t data, uint64_t now,
     produce_slow(event, data, now, deadline);
     ERRNO_RESTORE();
 }
+
+void flightrec__produce_slow_late(uint32_t event, uintptr_t data,
+                                  uint64_t deadline)
+{
+    flightrec__produce_slow(event, data, flightrec_counter(), deadline);
+}
+#endif
 
 static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
@@ -481,7 +524,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     ctx->writer = w;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     mode_follow(which);
-    atomic_thread_fence(memory_order_release);
+    FLIGHTREC__ITEMS_AFTER_HEAD();
     uintptr_t sync = sync_items(which, now, head);
     if (sync != 0 && discard_mode(which) &&
         discard_room(self_private.ring[which], head) < sync + 1) {
@@ -493,7 +536,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         ctx->dropping = 1;
         return;
     }
-    head = write_sync_if_due(which, now, head);
+    head = write_sync_if_due(which, now, head, sync);
     ctx->head = head;
     ctx->deadline = rearm(which, head);
     /* Sync items (if any) are published with the record's first part. */
@@ -535,9 +578,9 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     if (ctx->head - published >= FLIGHTREC_MAX_PENDING) {
         /* Publish the first part so a reader's red zone stays valid. */
-        atomic_store_explicit(&w->ring->head, ctx->head, memory_order_release);
+        FLIGHTREC__PUBLISH(&w->ring->head, ctx->head);
         published = ctx->head;
-        atomic_thread_fence(memory_order_release);
+        FLIGHTREC__ITEMS_AFTER_HEAD();
     }
     uintptr_t room = UINTPTR_MAX;
     if (discard_mode(which)) {

@@ -10,6 +10,8 @@
 #include <flightrec.h>
 #include <flightrec/region.h>
 
+#include "../region/order.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,7 +115,7 @@ static inline void recorder_set(ring_t *ring, uintptr_t total,
     atomic_store_explicit(&next->last_at, last_at, memory_order_relaxed);
     atomic_store_explicit(&next->last_count, last_count,
                           memory_order_relaxed);
-    atomic_store_explicit(&ring->sync_seq, seq + 1, memory_order_release);
+    FR_STORE_RELEASE(&ring->sync_seq, seq + 1);
 }
 
 /* Ring positions are free-running and wrap (after 2^32 items on 32-bit
@@ -167,14 +169,12 @@ static inline ring_t *ring_first(void)
 {
     if (flightrec__region_base == NULL)
         return NULL;
-    return ring_at(atomic_load_explicit(&region_header()->ring_list,
-                                        memory_order_acquire));
+    return ring_at(FR_LOAD_ACQUIRE(&region_header()->ring_list));
 }
 
 static inline ring_t *ring_next(const ring_t *ring)
 {
-    return ring_at(
-        atomic_load_explicit(&ring->next_offset, memory_order_acquire));
+    return ring_at(FR_LOAD_ACQUIRE(&ring->next_offset));
 }
 
 static inline struct flightrec_region_control *region_control(void)

@@ -194,6 +194,13 @@ ring_t *flightrec__self_ring(void);
 void flightrec__self_exited(void);
 /* After fork() in the child: the next event writes a sync pair. */
 void flightrec__self_resync(void);
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* The slow path of every record on firmware (produce-multi.c): @n items
+ * as flightrec_prepare() at @now, an add of each and a commit; the main
+ * writer's deadline is 0, and @deadline is what it was. */
+void flightrec__record_slow(uint64_t now, uint64_t deadline,
+                            const struct flightrec_item_in *items, size_t n);
+#endif
 
 /* Reading (dump.c). */
 struct frw_sink;

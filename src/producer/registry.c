@@ -141,10 +141,30 @@ static size_t pair_bytes(size_t bytes)
     return (bytes + page - 1) / page * page;
 }
 
+#if REUSES_PAIRS
+/* FLIGHTREC_TEST_FIRST_POSITION=N (decimal), for tests only: new rings
+ * start at position N instead of 0, so that a test reaches the wrap of
+ * 32-bit positions (after 2^32 items, 72 minutes at a million events a
+ * second) in a few events. */
+static uintptr_t first_position(void)
+{
+    const char *text = flightrec__port_getenv("FLIGHTREC_TEST_FIRST_POSITION");
+    uintptr_t n = 0;
+    for (; text != NULL && *text >= '0' && *text <= '9'; text++)
+        n = n * 10 + (uintptr_t)(*text - '0');
+    return n;
+}
+#endif
+
 static void ring_init(ring_t *ring, uintptr_t capacity, uint32_t context,
                       int mode)
 {
     struct flightrec_region_header *h = region_header();
+#if REUSES_PAIRS
+    uintptr_t first = first_position();
+    atomic_store_explicit(&ring->head, first, memory_order_relaxed);
+    atomic_store_explicit(&ring->tail, first, memory_order_relaxed);
+#endif
     ring->id = atomic_fetch_add_explicit(&h->ring_count, 1,
                                          memory_order_relaxed);
     ring->context = context;

@@ -426,6 +426,17 @@ static int attach_self(void)
     return rc;
 }
 
+/* The main writer's slow path with the thread attached: a handler may
+ * have attached it after the hot path's busy store and armed the writer
+ * (its own event went to the main ring); busy again, before the head is
+ * read, so that a later handler goes to the signal ring.  Every main path
+ * re-arms at its end (write_one(), commit). */
+static void mark_main_busy(void)
+{
+    flightrec__self.main.deadline = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
 #if defined(FLIGHTREC_PORT_FIRMWARE)
 /* Firmware: a slow item is a record of one (prepare, add, commit), so that
  * one slow path serves every kind of record (less code; the same items:
@@ -467,6 +478,8 @@ static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
             return;
         }
         now = flightrec_counter();
+    } else {
+        mark_main_busy();
     }
     write_one(WRITER_MAIN, event, data, now);
 }
@@ -517,6 +530,8 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
             return;
         }
         now = flightrec_counter();
+    } else {
+        mark_main_busy();
     }
 
     struct flightrec__writer *w = writer_of(which);

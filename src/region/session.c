@@ -85,33 +85,49 @@ int fr_session_create(char *path, size_t size, const char *dir, int32_t pid,
 int fr_session_publish(char *path, size_t size, const char *dir, int32_t pid,
                        uint64_t start_time)
 {
-    char hidden[512];
+    char hidden[512], name[512];
     if (snprintf(hidden, sizeof(hidden), "%s", path) >= (int)sizeof(hidden))
         return -ENAMETOOLONG;
     /* An exec keeps the pid and start time but not the atexit that would
      * have removed the earlier program's file: that one stays, for a dump
-     * (it is dead), and this program takes the next number. */
+     * (it is dead), and this program takes the next number.  @path names
+     * the hidden file until the file has its name: the atexit removal
+     * (port-linux.c) unlinks @path, and must never take an earlier
+     * program's file. */
     for (unsigned n = 1; n <= 10000; n++) {
-        int len = n == 1 ? snprintf(path, size, "%s/%d-%llu%s", dir, (int)pid,
-                                    (unsigned long long)start_time,
-                                    FR_SESSION_SUFFIX)
-                         : snprintf(path, size, "%s/%d-%llu-%u%s", dir,
+        int len = n == 1 ? snprintf(name, sizeof(name), "%s/%d-%llu%s", dir,
                                     (int)pid, (unsigned long long)start_time,
-                                    n, FR_SESSION_SUFFIX);
-        if (len < 0 || (size_t)len >= size)
-            break;
+                                    FR_SESSION_SUFFIX)
+                         : snprintf(name, sizeof(name), "%s/%d-%llu-%u%s",
+                                    dir, (int)pid,
+                                    (unsigned long long)start_time, n,
+                                    FR_SESSION_SUFFIX);
+        if (len < 0 || (size_t)len >= sizeof(name) || (size_t)len >= size)
+            return -ENAMETOOLONG;
         /* A hard link, unlike rename(), fails on a name that exists. */
-        if (link(hidden, path) == 0) {
-            unlink(hidden);
+        int rc = link(hidden, name) == 0 ? 0 : -errno;
+        if (rc == -EPERM || rc == -EOPNOTSUPP || rc == -ENOSYS) {
+            /* No hard links on this file system.  Only programs of this
+             * process make names of its pid and start time, and the
+             * earlier ones are gone: a name found free stays free. */
+            struct stat st;
+            if (lstat(name, &st) == 0)
+                continue;
+            if (errno != ENOENT)
+                return -errno;
+            if (rename(hidden, name) != 0)
+                return -errno;
+            snprintf(path, size, "%s", name);
             return 0;
         }
-        if (errno != EEXIST) {
-            int rc = -errno;
-            snprintf(path, size, "%s", hidden);
-            return rc;
+        if (rc == 0) {
+            unlink(hidden);
+            snprintf(path, size, "%s", name);
+            return 0;
         }
+        if (rc != -EEXIST)
+            return rc;
     }
-    snprintf(path, size, "%s", hidden);
     return -EEXIST;
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <flightrec.h>
@@ -58,6 +59,126 @@ int posix_fallocate(int fd, off_t offset, off_t len)
         count_names(&named_while_reserving, &others);
     }
     return fallocate(fd, 0, offset, len) == 0 ? 0 : errno;
+}
+
+/* How this program's link() treats the runtime's naming of its file. */
+enum { LINK_AS_IS, LINK_REFUSED, LINK_EXIT_WHEN_TAKEN };
+static int link_mode = LINK_AS_IS;
+
+/* The runtime's link(), seen from inside as posix_fallocate() above:
+ * refused as a file system without hard links refuses it (vfat, some
+ * FUSE file systems), or, when the name is taken, the moment at which
+ * another thread's exit() would run the atexit handlers. */
+int link(const char *from, const char *to)
+{
+    if (link_mode == LINK_REFUSED) {
+        errno = EPERM;
+        return -1;
+    }
+    int rc = linkat(AT_FDCWD, from, AT_FDCWD, to, 0);
+    if (rc != 0 && errno == EEXIST && link_mode == LINK_EXIT_WHEN_TAKEN)
+        exit(0);
+    return rc;
+}
+
+/* A fresh session directory for this case, in sessions[]. */
+static void use_fresh_directory(char *base, size_t size)
+{
+    snprintf(base, size, "%s/publish-XXXXXX",
+             getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+    CHECK(mkdtemp(base) != NULL);
+    setenv("XDG_RUNTIME_DIR", base, 1);
+    unsetenv("FLIGHTREC_SHM");
+    unsetenv("FLIGHTREC_KEEP");
+    snprintf(sessions, sizeof(sessions), "%s/flightrec", base);
+}
+
+/* The first word of the file at @path, 0 if none. */
+static uint32_t first_word(const char *path)
+{
+    uint32_t word = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    if (read(fd, &word, sizeof(word)) != (ssize_t)sizeof(word))
+        word = 0;
+    close(fd);
+    return word;
+}
+
+/*
+ * Where the file system has no hard links, the session file still gets its
+ * name (before the hidden name, it had it from the start): other processes
+ * see the session.
+ */
+TEST(session_file_is_named_without_hard_links)
+{
+    char base[4096];
+    use_fresh_directory(base, sizeof(base));
+    link_mode = LINK_REFUSED;
+    flightrec_produce(FLIGHTREC_USER(1), 1); /* starts the runtime */
+    int named, others;
+    count_names(&named, &others);
+    CHECK_EQ_I(named, 1);
+    CHECK_EQ_I(others, 0);
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/%d-%llu%s", sessions, (int)getpid(),
+             (unsigned long long)fr_process_start_time((int32_t)getpid()),
+             FR_SESSION_SUFFIX);
+    CHECK_EQ_U(first_word(path), FLIGHTREC_REGION_MAGIC);
+    unlink(path);
+    rmdir(sessions);
+    rmdir(base);
+}
+
+/*
+ * An earlier program of the process (it called exec) left PID-START.region,
+ * kept for a dump.  The program exits (another thread's exit(), say) while
+ * its runtime is naming its own file: the atexit removal must take this
+ * program's file, never the earlier program's, and leave no hidden file.
+ */
+TEST(exit_while_naming_keeps_the_earlier_programs_file)
+{
+    char base[4096];
+    use_fresh_directory(base, sizeof(base));
+    CHECK_EQ_I(mkdir(sessions, 0700), 0);
+    int go[2];
+    CHECK_EQ_I(pipe(go), 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        char byte;
+        close(go[1]);
+        if (read(go[0], &byte, 1) != 1)
+            _exit(3);
+        link_mode = LINK_EXIT_WHEN_TAKEN;
+        flightrec_produce(FLIGHTREC_USER(1), 1); /* starts the runtime */
+        _exit(4); /* the name was not taken: the case did not happen */
+    }
+    close(go[0]);
+    char earlier[8192];
+    snprintf(earlier, sizeof(earlier), "%s/%d-%llu%s", sessions, (int)child,
+             (unsigned long long)fr_process_start_time((int32_t)child),
+             FR_SESSION_SUFFIX);
+    int fd = open(earlier, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0);
+    uint32_t magic = FLIGHTREC_REGION_MAGIC;
+    CHECK_EQ_I(write(fd, &magic, sizeof(magic)), (int)sizeof(magic));
+    close(fd);
+    CHECK_EQ_I(write(go[1], "x", 1), 1);
+    close(go[1]);
+    int status = 0;
+    CHECK_EQ_I(waitpid(child, &status, 0), (int)child);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    CHECK_EQ_U(first_word(earlier), FLIGHTREC_REGION_MAGIC);
+    int named, others;
+    count_names(&named, &others);
+    CHECK_EQ_I(named, 1);
+    CHECK_EQ_I(others, 0);
+    unlink(earlier);
+    rmdir(sessions);
+    rmdir(base);
 }
 
 TEST(session_file_is_named_once_its_header_is_filled)

@@ -109,6 +109,57 @@ TEST(handler_that_attaches_inside_the_first_event_leaves_the_thread_ready)
     sp_free(&s);
 }
 
+/*
+ * The other interleaving of a first record: the handler comes after the
+ * hot path's busy store, attaches the thread and, recording into the main
+ * ring, arms its writer.  The interrupted prepare's slow path then finds
+ * the thread attached and takes the main ring too: the main writer must be
+ * busy again for the rest of the record, so that a second handler inside
+ * the record goes to the signal ring.  Run step by step, as above; the
+ * second handler is called where a signal would come, between two adds.
+ */
+TEST(handler_that_attaches_after_the_busy_store_leaves_the_record_busy)
+{
+    struct flightrec__writer *w = &flightrec__self.main;
+    struct flightrec_ctx ctx;
+#if FLIGHTREC__SPLIT_DEADLINE
+    uint32_t saved_high = w->deadline_half[1]; /* the hot path's load */
+    w->deadline_half[1] = 0;                   /* its busy store */
+    record_one(SIGUSR1); /* the handler: attaches the thread */
+    ctx = flightrec__prepare_cold(w, 0, flightrec_counter(),
+                                  (uint64_t)saved_high << 32 |
+                                      w->deadline_half[0]);
+#else
+    uint64_t saved = w->deadline;
+    w->deadline = 0;
+    record_one(SIGUSR1);
+    ctx = flightrec__prepare_cold(w, 0, flightrec_counter(), saved);
+#endif
+    int busy_in_record = FLIGHTREC__DEADLINE_BUSY(w->deadline);
+    flightrec_add(&ctx, FLIGHTREC_USER(1), 1);
+    record_one(SIGUSR2); /* a second handler, inside the record */
+    flightrec_add(&ctx, FLIGHTREC_USER(1), 2);
+    flightrec_commit(&ctx);
+
+    struct sp_stream s;
+    capture(&s, 0);
+    struct sp_item items[8];
+    size_t n = user_items(&s, 0, items, 8);
+    CHECK_EQ_U(n, 3);
+    CHECK_EQ_U(items[0].event, HANDLER_EVENT);
+    CHECK_EQ_U(items[0].data, SIGUSR1);
+    CHECK_EQ_U(items[1].event, FLIGHTREC_USER(1));
+    CHECK_EQ_U(items[1].data, 1);
+    CHECK_EQ_U(items[2].event, FLIGHTREC_USER(1));
+    CHECK_EQ_U(items[2].data, 2);
+    n = user_items(&s, 1, items, 8);
+    CHECK_EQ_U(n, 1);
+    CHECK_EQ_U(items[0].event, HANDLER_EVENT);
+    CHECK_EQ_U(items[0].data, SIGUSR2);
+    CHECK_EQ_I(busy_in_record, 1);
+    sp_free(&s);
+}
+
 static void record_deep(int signo);
 
 static void record_nested(int signo)

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../src/region/session.h"
 #include "stream-parse.h"
 #include "test.h"
 
@@ -525,6 +526,37 @@ TEST(dead_after_pid_reuse)
     snprintf(removed, sizeof(removed), "removed %s (process %d)\n", path,
              (int)me);
     CHECK_EQ_S(out, removed);
+}
+
+/* A program that died while its session file was still unnamed (before
+ * its region header was written) left ".PID-START.new": rm --dead removes
+ * it, and keeps a live process's. */
+TEST(rm_dead_removes_unnamed_files_of_dead_processes)
+{
+    use_own_sessions("unnamed");
+    char out[4096], err[4096];
+    mkdir(session_dir, 0700);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    CHECK_EQ_I(waitpid(child, NULL, 0), child);
+    char dead[700], live[700];
+    snprintf(dead, sizeof(dead), "%s/.%d-%llu.new", session_dir, (int)child,
+             12345ull);
+    snprintf(live, sizeof(live), "%s/.%d-%llu.new", session_dir,
+             (int)getpid(),
+             (unsigned long long)fr_process_start_time((int32_t)getpid()));
+    for (int i = 0; i < 2; i++) {
+        int fd = open(i == 0 ? dead : live, O_CREAT | O_WRONLY | O_EXCL, 0600);
+        CHECK(fd >= 0);
+        close(fd);
+    }
+    CHECK_EQ_I(run("rm --dead", out, sizeof(out), err, sizeof(err)), 0);
+    CHECK_EQ_S(err, "");
+    struct stat st;
+    CHECK(stat(dead, &st) != 0 && errno == ENOENT);
+    CHECK_EQ_I(stat(live, &st), 0);
+    unlink(live);
 }
 
 TEST(full_file_system_gives_private_memory)

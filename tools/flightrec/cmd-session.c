@@ -630,6 +630,42 @@ static int remove_session(const char *path, int only_dead)
     return 0;
 }
 
+/* Session files a program made but never named (it died while its region
+ * was being set up, fr_session_create()): ".PID-START.new" of a process
+ * that is gone.  They hold no region; removed without a word unless that
+ * fails. */
+static int remove_unnamed_dead(void)
+{
+    char dir[512], message[600];
+    if (fr_session_dir(dir, sizeof(dir), 0, message, sizeof(message)) != 0)
+        return 0; /* said by session_files() */
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    int status = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int pid;
+        unsigned long long start;
+        char tail[8];
+        if (sscanf(e->d_name, ".%d-%llu%7s", &pid, &start, tail) != 3 ||
+            strcmp(tail, ".new") != 0 || pid <= 0)
+            continue;
+        if (fr_process_start_time(pid) == start)
+            continue; /* still setting up, or about to */
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (unlink(path) != 0 && errno != ENOENT) {
+            char safe[1200];
+            cli_msg(0, "cannot remove '%s': %s",
+                    cli_escape(safe, sizeof(safe), path), strerror(errno));
+            status = 1;
+        }
+    }
+    closedir(d);
+    return status;
+}
+
 int cmd_rm(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -663,6 +699,8 @@ int cmd_rm(int argc, char **argv)
             if (remove_session(files[i], 1) != 0)
                 status = 1;
         free_files(files);
+        if (remove_unnamed_dead() != 0)
+            status = 1;
         return status;
     }
     for (int i = optind; i < argc; i++) {

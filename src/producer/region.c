@@ -151,13 +151,6 @@ int flightrec__region_create(const struct flightrec_settings *settings)
         &h->lost_without_ring,
         atomic_exchange_explicit(&lost_before_region, 0, memory_order_relaxed),
         memory_order_relaxed);
-#ifndef FLIGHTREC_PORT_FIRMWARE
-    /* The header is filled in: readers may see the file now. */
-    message[0] = '\0';
-    if (flightrec__port_region_publish(message, sizeof(message)) != 0 &&
-        message[0] != '\0')
-        say(message, "\n");
-#endif
     /* The filter in force so far goes to the hot page; where the port can,
      * that page then becomes the one the hot path reads. */
     struct flightrec_region_hot *hot = (void *)(base + hot_at);
@@ -172,6 +165,12 @@ int flightrec__region_create(const struct flightrec_settings *settings)
                                   sizeof(flightrec__control_page),
                                   hot_at) == 0)
         h->flags |= FLIGHTREC_REGION_HOT_SHARED;
+    /* Everything is filled in: readers (and flightrec ctl) may see the
+     * file now. */
+    message[0] = '\0';
+    if (flightrec__port_region_publish(message, sizeof(message)) != 0 &&
+        message[0] != '\0')
+        say(message, "\n");
 #endif
     flightrec__region_base = base;
     return 0;

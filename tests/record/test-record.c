@@ -713,7 +713,8 @@ TEST(exec_failure)
     CHECK_EQ_U(tail[2].data, UINT64_MAX);
     CHECK_EQ_U(tail[3].data, ENOENT);
     CHECK_EQ_U(tail[4].data, 555);
-    CHECK_EQ_U(tail[8].data, 0);
+    CHECK_EQ_U(tail[6].data, tail[5].data); /* the block malloc returned */
+    CHECK_EQ_U(tail[7].data, 0);
     rec_free(&rec);
     target_free(&t);
 }

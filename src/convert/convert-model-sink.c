@@ -35,8 +35,12 @@ static int ms_record(struct fr_sink *base, const struct flightrec_record *r)
 static int ms_end(struct fr_sink *base)
 {
     struct fr_model_sink *s = (struct fr_model_sink *)base;
+    int finished = s->model_ready ? fr_model_finish(&s->model) : 0;
     if (s->format->trailer != NULL)
         s->format->trailer(s);
+    if (finished != 0 && base->error[0] == '\0')
+        fr_errorf(base->error, sizeof base->error, "writing: %s",
+                  s->out->failed ? strerror(s->out->err) : "out of memory");
     int rc = fr_out_close(s->out);
     s->out = NULL;
     if (rc != 0) {
@@ -44,7 +48,7 @@ static int ms_end(struct fr_sink *base)
                   strerror(errno));
         return -1;
     }
-    return 0;
+    return finished != 0 ? -1 : 0;
 }
 
 static void ms_destroy(struct fr_sink *base)

@@ -279,6 +279,8 @@ static int thread_event(struct fr_model *m, struct fr_mring *r,
     if (FLIGHTREC_UNLIKELY(m->src->event_kind != NULL) &&
         defined_event(m, c, t, rec, &err) == 0)
         return err;
+    int free_ended = t->free_ended;
+    t->free_ended = 0;
     switch (m->ev.role[ev]) {
     case FR_ROLE_PAIR_ENTRY:
         return push(m, c, t, m->ev.syscall[ev] ? FR_SLICE_SYSCALL
@@ -302,10 +304,18 @@ static int thread_event(struct fr_model *m, struct fr_mring *r,
         return err;
     case FR_ROLE_FREE_ENTRY:
         err = push(m, c, t, FR_SLICE_CALL, ev, ev, rec->data, "free");
+        if (err == 0 && !m->kernel) {
+            /* Its FREE_EXIT may never come (fr_model_record()). */
+            m->free_at = *c;
+            m->free_at.thread = t;
+            m->free_event = ev;
+        }
         if (err == 0 && fr_heap_release(&m->heap, rec->data))
             err = heap_counter(m, c);
         return err;
     case FR_ROLE_FREE_EXIT:
+        if (free_ended)
+            return 0; /* late: its free already ended (it carries 0) */
         return end_or_instant(m, c, t, FR_SLICE_CALL, ev - 1, rec);
     case FR_ROLE_FUNC_ENTRY: {
         /* Named by the recorded objects' symbols where they can be. */
@@ -548,10 +558,58 @@ static void end_exited_run(void *val, void *arg)
         x->tid, &x->err);
 }
 
+/*
+ * flightrec streams: `flightrec record` writes free() as FREE_ENTRY alone
+ * (free returns nothing; older recordings, and programs that record free
+ * by hand, add a FREE_EXIT of 0).  A FREE_ENTRY's slice therefore ends
+ * with the next record of the stream: at that record's time if it is the
+ * same thread's FREE_EXIT, otherwise at the free's own time, as a free of
+ * no duration, exactly as a FREE_EXIT of 0 at the same time would end it
+ * (a FREE_EXIT of that thread's that still comes next shows nothing).
+ * Deciding at the very next record keeps every writer's output in time
+ * order.  RTEMS streams always have their FREE_EXIT, which may come after
+ * other processors' records: there it ends the slice as any exit does.
+ */
+static int end_pending_free(struct fr_model *m)
+{
+    struct fr_ctx at = m->free_at;
+    m->free_at.thread = NULL;
+    at.thread->free_ended = 1;
+    int err = 0;
+    pop(m, &at, at.thread, FR_SLICE_CALL, m->free_event, m->free_event + 1,
+        0, &err);
+    return err;
+}
+
+static int is_exit_of_pending_free(struct fr_model *m,
+                                   const struct flightrec_record *rec)
+{
+    if (rec->type != FLIGHTREC_RECORD_EVENT ||
+        m->ev.role[rec->event] != FR_ROLE_FREE_EXIT ||
+        rec->event != m->free_event + 1)
+        return 0;
+    struct fr_mring *r = get_ring(m, rec->ring);
+    return r != NULL && r->owner == m->free_at.thread;
+}
+
+int fr_model_finish(struct fr_model *m)
+{
+    return m->free_at.thread != NULL ? end_pending_free(m) : 0;
+}
+
 int fr_model_record(struct fr_model *m, const struct flightrec_record *rec)
 {
     if (rec->type == FLIGHTREC_RECORD_EVENT && rec->event >= FR_EVENT_IDS)
         return 0;
+    if (FLIGHTREC_UNLIKELY(m->free_at.thread != NULL)) {
+        if (is_exit_of_pending_free(m, rec)) {
+            m->free_at.thread = NULL; /* thread_event() ends it */
+        } else {
+            int err = end_pending_free(m);
+            if (err != 0)
+                return err;
+        }
+    }
     /* Loaded objects are metadata for the symbol names, not events. */
     if (!m->kernel && fr_is_object_record(rec))
         return 0;

@@ -55,6 +55,9 @@ struct fr_track {
     char comm[64];         /* the thread's own name (signal tracks too) */
     int idle;              /* RTEMS idle thread: shown as tid 0 */
     int depth;
+    /* A free of no duration ended before its FREE_EXIT came: that exit,
+     * if it comes next, shows nothing (fr_model_record()). */
+    int free_ended;
     struct fr_slice stack[FR_MODEL_DEPTH];
 };
 
@@ -113,6 +116,10 @@ struct fr_model {
     int narrow;            /* 32-bit stream: counters sign-extend */
     uint64_t unmatched;    /* exits without entry, shown as instants */
     uint64_t too_deep;     /* slices beyond FR_MODEL_DEPTH, dropped */
+    /* flightrec streams: the free slice a FREE_ENTRY opened, until the
+     * next record says whether its FREE_EXIT follows (thread NULL: none). */
+    struct fr_ctx free_at;
+    uint32_t free_event;
 };
 
 /* Heap pointers tracked at once; beyond it allocations are not counted. */
@@ -123,6 +130,9 @@ int fr_model_init(struct fr_model *m, const struct fr_model_ops *ops, void *w,
 void fr_model_free(struct fr_model *m);
 /* Returns 0, or the first non-zero writer result. */
 int fr_model_record(struct fr_model *m, const struct flightrec_record *r);
+/* Ends what only the end of the stream ends (a free still waiting for its
+ * exit), before the writer's trailer; 0 or the writer's result. */
+int fr_model_finish(struct fr_model *m);
 
 /* Shown pid of a thread track: RTEMS idle threads are 0. */
 static inline int64_t fr_track_pid(const struct fr_track *t)

@@ -24,6 +24,12 @@ void *flightrec__port_region_reserve(size_t *size);
 void flightrec__port_region_discard(void *at, size_t size);
 /* Touches [at, at + size) so that recording takes no page fault there. */
 void flightrec__port_region_prefault(void *at, size_t size);
+#ifndef FLIGHTREC_PORT_FIRMWARE
+/* Maps the pages of [at, at + size) writable without writing them (safe
+ * while a producer writes there); nothing where the system cannot.
+ * Hosted only: the drain calls it for the pages a producer writes next. */
+void flightrec__port_region_populate(void *at, size_t size);
+#endif
 /* The unit region parts are placed in, so that a file can back them. */
 size_t flightrec__port_page_size(void);
 

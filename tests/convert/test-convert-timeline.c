@@ -394,4 +394,61 @@ TEST(ftrace_half_switch)
     free(out);
 }
 
+/* `flightrec record` writes free() as FREE_ENTRY alone: each is a free of
+ * no duration, ended at its own time before the next record (here another
+ * thread's), or at the end of the stream; a FREE_EXIT right after it (older
+ * recordings) still ends it at the exit's time.  Was: the slice stayed
+ * open, and the frees after it nested inside it.  Output in time order. */
+TEST(ftrace_free_without_exit)
+{
+    const char *file = scratch("free-alone.txt");
+    struct drv d;
+    drv_init(&d, FLIGHTREC_STREAM_FLIGHTREC, FR_FORMAT_FTRACE, file);
+    drv_ring(&d, 0, 101, "worker", 0);
+    drv_ring(&d, 1, 102, "logger", 0);
+    drv_begin(&d);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_MALLOC_ENTRY, 64);
+    drv_event(&d, 0, 1000, FLIGHTREC_EV_MALLOC_EXIT, 0x5000);
+    drv_event(&d, 0, 1200, FLIGHTREC_EV_FREE_ENTRY, 0x5000);
+    drv_event(&d, 1, 1300, FLIGHTREC_USER(1), 7);
+    drv_event(&d, 0, 1400, FLIGHTREC_EV_FREE_ENTRY, 0);
+    drv_event(&d, 0, 1450, FLIGHTREC_EV_FREE_EXIT, 0);
+    drv_event(&d, 0, 1500, FLIGHTREC_EV_FREE_ENTRY, 0);
+    drv_event(&d, 0, 1600, FLIGHTREC_EV_MALLOC_ENTRY, 32);
+    drv_event(&d, 0, 1600, FLIGHTREC_EV_MALLOC_EXIT, 0x6000);
+    drv_event(&d, 0, 1700, FLIGHTREC_EV_FREE_ENTRY, 0x6000);
+    /* A free recorded by hand whose exit comes after another thread's
+     * record: no duration, and its exit shows nothing. */
+    drv_event(&d, 0, 1800, FLIGHTREC_EV_FREE_ENTRY, 0);
+    drv_event(&d, 1, 1850, FLIGHTREC_USER(1), 8);
+    drv_event(&d, 0, 1900, FLIGHTREC_EV_FREE_EXIT, 0);
+    drv_event(&d, 0, 2000, FLIGHTREC_EV_FREE_ENTRY, 0);
+    drv_end(&d);
+    char *out = check_script("check-ftrace.py", file);
+    check_text(out,
+        "worker 101 000 1000 tracing_mark_write:B|4242|malloc\n"
+        "worker 101 000 1000 tracing_mark_write:E|4242\n"
+        "worker 101 000 1000 tracing_mark_write:C|4242|heap_bytes_in_use|64\n"
+        "worker 101 000 1200 tracing_mark_write:B|4242|free\n"
+        "worker 101 000 1200 tracing_mark_write:C|4242|heap_bytes_in_use|0\n"
+        "worker 101 000 1200 tracing_mark_write:E|4242\n"
+        "logger 102 000 1300 tracing_mark_write:I|4242|USER_1 data=0x7\n"
+        "worker 101 000 1400 tracing_mark_write:B|4242|free\n"
+        "worker 101 000 1450 tracing_mark_write:E|4242\n"
+        "worker 101 000 1500 tracing_mark_write:B|4242|free\n"
+        "worker 101 000 1500 tracing_mark_write:E|4242\n"
+        "worker 101 000 1600 tracing_mark_write:B|4242|malloc\n"
+        "worker 101 000 1600 tracing_mark_write:E|4242\n"
+        "worker 101 000 1600 tracing_mark_write:C|4242|heap_bytes_in_use|32\n"
+        "worker 101 000 1700 tracing_mark_write:B|4242|free\n"
+        "worker 101 000 1700 tracing_mark_write:C|4242|heap_bytes_in_use|0\n"
+        "worker 101 000 1700 tracing_mark_write:E|4242\n"
+        "worker 101 000 1800 tracing_mark_write:B|4242|free\n"
+        "worker 101 000 1800 tracing_mark_write:E|4242\n"
+        "logger 102 000 1850 tracing_mark_write:I|4242|USER_1 data=0x8\n"
+        "worker 101 000 2000 tracing_mark_write:B|4242|free\n"
+        "worker 101 000 2000 tracing_mark_write:E|4242\n");
+    free(out);
+}
+
 TEST_MAIN()

@@ -201,7 +201,6 @@ static int mode_memory(void)
     expect("main", "REALLOC_EXIT", (uintptr_t)b2);
     free(a);
     expect("main", "FREE_ENTRY", (uintptr_t)a);
-    expect("main", "FREE_EXIT", 0);
     void *q = NULL;
     int r = posix_memalign(&q, 64, 256);
     expect("main", "POSIX_MEMALIGN_ENTRY", 64);
@@ -222,7 +221,6 @@ static int mode_memory(void)
     expect("main", "ARG_1", 8192);
     free(q);
     expect("main", "FREE_ENTRY", (uintptr_t)q);
-    expect("main", "FREE_EXIT", 0);
     /* Leaked: b2 (200) and al (96). */
     printf("leak %d\n", 200 + 96);
     return 0;
@@ -388,7 +386,6 @@ static int mode_signals(void)
     expect("main", "MALLOC_ENTRY", 77);
     expect("main", "MALLOC_EXIT", (uintptr_t)handler_block);
     expect("main", "FREE_ENTRY", (uintptr_t)handler_block);
-    expect("main", "FREE_EXIT", 0);
     expect("main", "INTERRUPT_EXIT", SIGUSR1);
     raise(SIGUSR2);
     expect("main", "INTERRUPT_ENTRY", SIGUSR2);

@@ -312,6 +312,19 @@ flightrec__counter_due(int *due, const uint32_t *deadline_low,
               [dhigh] "r"(deadline_high));
     return low;
 }
+
+/* The start of flightrec_produce() and flightrec_prepare() with the split
+ * compare: saves the deadline's high half into @deadline_high, marks the
+ * writer busy (see FLIGHTREC__DEADLINE_BUSY()), reads the counter and
+ * says in @due whether the deadline is reached. */
+static FLIGHTREC_ALWAYS_INLINE uint64_t flightrec__busy_counter_due(
+    struct flightrec__writer *w, uint32_t *deadline_high, int *due)
+{
+    *deadline_high = w->deadline_half[1];
+    w->deadline_half[1] = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    return flightrec__counter_due(due, &w->deadline_half[0], *deadline_high);
+}
 #else
 #define FLIGHTREC__SPLIT_DEADLINE 0
 #endif
@@ -384,12 +397,9 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
         return;
     struct flightrec__writer *w = &flightrec__self.main;
 #if FLIGHTREC__SPLIT_DEADLINE
-    uint32_t deadline_high = w->deadline_half[1];
-    w->deadline_half[1] = 0; /* see FLIGHTREC__DEADLINE_BUSY() */
-    atomic_signal_fence(memory_order_seq_cst);
+    uint32_t deadline_high;
     int due;
-    uint64_t now = flightrec__counter_due(&due, &w->deadline_half[0],
-                                          deadline_high);
+    uint64_t now = flightrec__busy_counter_due(w, &deadline_high, &due);
     struct flightrec__ring_head *ring = w->ring;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (FLIGHTREC_UNLIKELY(due || head >= w->head_limit)) {
@@ -510,12 +520,9 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
 {
     struct flightrec__writer *w = &flightrec__self.main;
 #if FLIGHTREC__SPLIT_DEADLINE
-    uint32_t deadline_high = w->deadline_half[1];
-    w->deadline_half[1] = 0; /* see FLIGHTREC__DEADLINE_BUSY() */
-    atomic_signal_fence(memory_order_seq_cst);
+    uint32_t deadline_high;
     int due;
-    uint64_t now = flightrec__counter_due(&due, &w->deadline_half[0],
-                                          deadline_high);
+    uint64_t now = flightrec__busy_counter_due(w, &deadline_high, &due);
 #else
     uint64_t deadline = w->deadline;
     w->deadline = 0;

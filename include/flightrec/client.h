@@ -172,6 +172,9 @@ struct flightrec_stream_info {
     /** The merge window in effect: the one given, or the one derived from
      * the stream for FLIGHTREC_MERGE_WINDOW_AUTO (0 until FREQUENCY). */
     uint64_t merge_window_ns;
+    /** 1 when records come ring by ring (FLIGHTREC_MERGE_BY_RING applied),
+     * set before the first record of the rings is delivered. */
+    int by_ring;
 };
 
 /** Totals over the whole stream so far. */
@@ -206,6 +209,7 @@ struct flightrec_client_options {
      * next record is the first of some ring's queue with the least time;
      * equal times go in order of the rings' first appearance, and each
      * ring's records keep their order.
+     * FLIGHTREC_MERGE_BY_RING: see there; as 1 where it does not apply.
      */
     int merge;
     /**
@@ -230,6 +234,19 @@ struct flightrec_client_options {
      */
     void (*on_progress)(void *arg, uint64_t done, uint64_t total);
 };
+
+/**
+ * merge: with flightrec_client_read_fd() on a regular file holding a
+ * flightrec stream whose rings are all threads' rings, every record of one
+ * ring, in ring order, then those of the next ring (rings in order of first
+ * appearance): each ring's records exactly as merge 1 gives them, without
+ * the cost of merging them with the other rings' (for outputs kept per
+ * ring, such as CTF's streams).  flightrec_stream_info::by_ring says when
+ * records come so.  Processor rings (FLIGHTREC_RING_CONTEXT_CPU), whose
+ * records speak of other rings' threads, RTEMS streams, whose rings are
+ * processors, and every other input come in time order, as with merge 1.
+ */
+#define FLIGHTREC_MERGE_BY_RING 2
 
 /**
  * merge_window_ns: derive the window from the stream, as twice its longest

@@ -28,6 +28,11 @@
  * Name records are fed first, so records name events as the end of the
  * stream does (as window 0 delivers them).  Rings are primed in order of
  * first appearance so that they get the indexes file order gives them.
+ *
+ * FLIGHTREC_MERGE_BY_RING skips the merge: each ring is fed through all
+ * its segments in turn, its records delivered as they are timed, with one
+ * ring's slice read ahead at a time.  Each ring decodes as it does in the
+ * merge, so its records are the same, in the same order.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _FILE_OFFSET_BITS 64
@@ -90,6 +95,7 @@ struct reader {
     int scan_error;
     uint64_t scan_error_offset;
     uint64_t scan_memory;
+    int scan_threads_only;  /* a flightrec stream without processor rings */
     char scan_message[sizeof(((struct flightrec_client *)0)->message)];
 
     /* Second pass: where each ring goes on. */
@@ -244,6 +250,13 @@ static int scan(struct reader *rd)
     rd->scan_error = s->error;
     rd->scan_error_offset = s->error_offset;
     rd->scan_memory = s->totals.memory;
+    rd->scan_threads_only = s->info.kind == FLIGHTREC_STREAM_FLIGHTREC;
+    for (size_t i = 0; i < s->ring_count; i++) {
+        const struct frc_ring *r = s->rings[i];
+        if (r != NULL && (r->info.context == FLIGHTREC_RING_CONTEXT_CPU ||
+                          r->info.id >= FLIGHTREC_CPU_RING_BASE))
+            rd->scan_threads_only = 0;
+    }
     memcpy(rd->scan_message, s->message, sizeof(rd->scan_message));
     /* Its rings and held records are not needed any more. */
     flightrec_client_destroy(s);
@@ -382,7 +395,7 @@ static int merge(struct reader *rd)
 {
     struct flightrec_client *c = rd->c;
     size_t slice;
-    int rc;
+    int rc, by_ring;
 
     rd->rings = rd->scan_rings;
     if (frc_charge(c, rd->seg_cap * sizeof(*rd->seg) +
@@ -409,10 +422,13 @@ static int merge(struct reader *rd)
     free(rd->last);
     rd->first = rd->last = NULL;
     rd->ring_cap = 0;
-    slice = READ_BYTES_BUDGET / rd->item_size / (rd->rings ? rd->rings : 1);
+    by_ring = c->opt.merge == FLIGHTREC_MERGE_BY_RING && rd->scan_threads_only;
+    /* Ring by ring, one ring reads ahead at a time. */
+    slice = READ_BYTES_BUDGET / rd->item_size /
+            (rd->rings && !by_ring ? rd->rings : 1);
     slice = slice < SLICE_ITEMS_MIN   ? SLICE_ITEMS_MIN
-            : slice > SLICE_ITEMS_MAX ? SLICE_ITEMS_MAX
-                                      : slice;
+            : slice > SLICE_ITEMS_MAX && !by_ring ? SLICE_ITEMS_MAX
+                                                  : slice;
     rd->slice_bytes = slice * rd->item_size;
 
     /* The header, then every name record. */
@@ -432,6 +448,22 @@ static int merge(struct reader *rd)
     c->opt.merge_window_ns = 0;
     c->info.merge_window_ns = 0;
     c->release_at = UINT64_MAX;
+    if (by_ring) {
+        /* Each record goes out as it is timed, as without merge. */
+        c->info.by_ring = 1;
+        c->opt.merge = 0;
+        for (size_t i = 0; i < rd->rings; i++) {
+            if (rd->at_seg[i] == NO_SEGMENT)
+                break; /* this ring and the later ones start past an error */
+            while (rd->at_seg[i] != NO_SEGMENT)
+                if (feed_ring(rd, i) != 0)
+                    break;
+            if (c->error != 0)
+                break;
+        }
+        c->opt.merge = FLIGHTREC_MERGE_BY_RING;
+        return c->error;
+    }
     for (size_t i = 0; i < rd->rings; i++) {
         if (rd->at_seg[i] == NO_SEGMENT)
             break; /* this ring and the later ones start past an error */

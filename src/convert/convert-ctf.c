@@ -330,11 +330,39 @@ static void index_stream(struct ctf_sink *s, struct ctf_stream *st)
     s->by_ring[ring] = st;
 }
 
+static int flush_stream(struct ctf_sink *s, struct ctf_stream *st);
+
+/* Records come ring by ring: the stream of a ring that is done keeps no
+ * buffer and no file open. */
+static int retire_stream(struct ctf_sink *s, struct ctf_stream *st)
+{
+    if (flush_stream(s, st) != 0)
+        return -1;
+    if (st->cap != 0) {
+        s->buffered -= st->cap;
+        s->nbuffers--;
+        free(st->buf);
+        st->buf = NULL;
+        st->cap = 0;
+    }
+    if (st->slot >= 0) {
+        int fd = s->fds[st->slot];
+        s->owners[st->slot] = NULL;
+        st->slot = -1;
+        if (close(fd) != 0)
+            return fail(s, "cannot close", "a CTF stream file");
+    }
+    return 0;
+}
+
 static struct ctf_stream *get_stream(struct ctf_sink *s, uint32_t ring)
 {
     struct ctf_stream *st = s->cache;
     if (st != NULL && st->ring == ring)
         return st;
+    if (st != NULL && s->base.src->info->by_ring && !s->base.kernel &&
+        retire_stream(s, st) != 0)
+        return NULL;
     st = ring < s->by_ring_len ? s->by_ring[ring] : NULL;
     if (st == NULL)
         st = fr_map_get(&s->streams, ring);
@@ -761,6 +789,13 @@ static struct ctf_sink *kernel_trace(struct ctf_sink *s)
 {
     if (s->kernel_trace != NULL)
         return s->kernel_trace;
+    if (s->base.src->info->by_ring) {
+        /* A processor's stream takes records of several rings. */
+        s->base.needs_time_order = 1;
+        fr_errorf(s->base.error, sizeof s->base.error,
+                  "processor streams need records in time order");
+        return NULL;
+    }
     struct ctf_sink *k = calloc(1, sizeof *k);
     size_t len = strlen(s->tmp) + sizeof "/kernel";
     if (k != NULL) {
@@ -1155,18 +1190,24 @@ static int write_metadata(struct ctf_sink *s)
     return 0;
 }
 
+/* What a stream holds back, written out: a malloc waiting for its exit,
+ * an object record, the open packet. */
+static int flush_stream(struct ctf_sink *s, struct ctf_stream *st)
+{
+    if (!s->base.kernel && flush_malloc(s, st) != 0)
+        return -1;
+    if (st->object != NULL && put_object(s, st) != 0)
+        return -1;
+    if (st->len > 0)
+        return flush_packet(s, st, st->last_ns);
+    return 0;
+}
+
 static void flush_one(void *val, void *arg)
 {
-    struct ctf_stream *st = val;
     struct ctf_sink *s = arg;
-    if (s->base.error[0] != '\0')
-        return;
-    if (!s->base.kernel && flush_malloc(s, st) != 0)
-        return;
-    if (st->object != NULL && put_object(s, st) != 0)
-        return;
-    if (st->len > 0)
-        flush_packet(s, st, st->last_ns);
+    if (s->base.error[0] == '\0')
+        (void)flush_stream(s, val);
 }
 
 static int close_files(struct ctf_sink *s)
@@ -1183,9 +1224,11 @@ static int close_files(struct ctf_sink *s)
     return rc;
 }
 
-/* Removes a trace directory this writer made: its metadata and stream
- * files (nothing else is there), then the directory. */
-static void remove_trace(const char *dir)
+static void remove_trace(const char *dir);
+
+/* Empties a trace directory this writer made: its metadata and stream
+ * files (nothing else is there) and its sub-traces. */
+static void remove_trace_files(const char *dir)
 {
     DIR *d = opendir(dir);
     if (d != NULL) {
@@ -1210,6 +1253,12 @@ static void remove_trace(const char *dir)
         if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
             remove_trace(sub);
     }
+}
+
+/* Removes a trace directory this writer made. */
+static void remove_trace(const char *dir)
+{
+    remove_trace_files(dir);
     rmdir(dir);
 }
 
@@ -1335,6 +1384,16 @@ static void free_one(void *val, void *arg)
     free(st);
 }
 
+static void free_streams(struct ctf_sink *s)
+{
+    fr_map_each(&s->streams, free_one, NULL);
+    fr_map_free(&s->streams);
+    free(s->by_ring);
+    s->by_ring = NULL;
+    s->by_ring_len = 0;
+    s->cache = NULL;
+}
+
 static void ctf_destroy(struct fr_sink *base)
 {
     struct ctf_sink *s = (struct ctf_sink *)base;
@@ -1344,14 +1403,32 @@ static void ctf_destroy(struct fr_sink *base)
     /* Not committed: the conversion failed and leaves nothing behind. */
     if (!s->committed && s->tmp != NULL)
         remove_trace(s->tmp);
-    fr_map_each(&s->streams, free_one, NULL);
-    fr_map_free(&s->streams);
+    free_streams(s);
     free(s->fds);
     free(s->owners);
-    free(s->by_ring);
     free(s->dir);
     free(s->tmp);
     free(s);
+}
+
+/* Back to an empty trace in the same directory, for a new start. */
+static int ctf_reset(struct fr_sink *base)
+{
+    struct ctf_sink *s = (struct ctf_sink *)base;
+    if (s->kernel_trace != NULL)
+        ctf_destroy(&s->kernel_trace->base);
+    s->kernel_trace = NULL;
+    close_files(s);
+    free_streams(s);
+    fr_map_init(&s->streams);
+    remove_trace_files(s->tmp);
+    s->buffered = 0;
+    s->nbuffers = 0;
+    s->hand = 0;
+    memset(s->used, 0, sizeof s->used);
+    memset(s->layout, 0, sizeof s->layout);
+    s->task_cpus = 0;
+    return 0;
 }
 
 static int ctf_begin(struct fr_sink *base)
@@ -1375,7 +1452,7 @@ static int ctf_begin(struct fr_sink *base)
 }
 
 static const struct fr_sink_ops ctf_ops = {
-    ctf_begin, ctf_record, ctf_end, ctf_destroy
+    ctf_begin, ctf_record, ctf_end, ctf_destroy, ctf_reset
 };
 
 /* An existing output directory must hold a trace (or nothing): it is
@@ -1516,6 +1593,7 @@ int fr_ctf_create(struct fr_sink **out, const char *path, char *err,
         return -1;
     }
     s->base.ops = &ctf_ops;
+    s->base.by_ring_ok = 1;
     fr_map_init(&s->streams);
     const uint16_t one = 1;
     s->little = *(const unsigned char *)&one == 1;

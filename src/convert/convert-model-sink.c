@@ -64,7 +64,7 @@ static void ms_destroy(struct fr_sink *base)
 }
 
 static const struct fr_sink_ops ms_ops = {
-    ms_begin, ms_record, ms_end, ms_destroy
+    ms_begin, ms_record, ms_end, ms_destroy, NULL
 };
 
 int fr_model_sink_create(struct fr_sink **out, size_t size,

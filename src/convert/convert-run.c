@@ -104,7 +104,8 @@ static void show_progress(void *arg, uint64_t done, uint64_t total)
 
 static int setup(struct run *r, struct fr_sink *sink,
                  const struct fr_convert_progress *progress,
-                 struct fr_convert_stats *stats, char *err, size_t err_size)
+                 struct fr_convert_stats *stats, int time_order, char *err,
+                 size_t err_size)
 {
     memset(r, 0, sizeof *r);
     memset(stats, 0, sizeof *stats);
@@ -114,7 +115,7 @@ static int setup(struct run *r, struct fr_sink *sink,
     struct flightrec_client_options opt = { 0 };
     opt.on_record = on_record;
     opt.arg = r;
-    opt.merge = 1;
+    opt.merge = sink->by_ring_ok && !time_order ? FLIGHTREC_MERGE_BY_RING : 1;
     opt.merge_window_ns = MERGE_WINDOW_NS;
     if (progress != NULL) {
         opt.memory_limit = progress->memory_limit;
@@ -169,7 +170,7 @@ int fr_convert_buffer(const void *buf, size_t len, struct fr_sink *sink,
                       size_t err_size)
 {
     struct run r;
-    if (setup(&r, sink, NULL, stats, err, err_size) != 0)
+    if (setup(&r, sink, NULL, stats, 0, err, err_size) != 0)
         return -1;
     int rc = flightrec_client_feed(r.client, buf, len);
     stats->bytes = len;
@@ -213,11 +214,26 @@ int fr_convert_fd(int fd, struct fr_sink *sink,
                   struct fr_convert_stats *stats, char *err, size_t err_size)
 {
     struct run r;
-    if (setup(&r, sink, progress, stats, err, err_size) != 0)
+    if (setup(&r, sink, progress, stats, 0, err, err_size) != 0)
         return -1;
     if (regular_stream(fd)) {
-        /* Reads and finishes, in exact order. */
+        /* Reads and finishes, in exact order (or ring by ring). */
+        off_t start = lseek(fd, 0, SEEK_CUR);
         int rc = flightrec_client_read_fd(r.client, fd);
+        if (sink->needs_time_order) {
+            /* Some output is fed by several rings (a firmware's tasks and
+             * interrupts on one processor): again, in time order. */
+            flightrec_client_destroy(r.client);
+            fr_symbols_destroy(r.symbols);
+            if (fr_sink_reset(sink) != 0 || lseek(fd, start, SEEK_SET) < 0) {
+                fr_errorf(err, err_size, "cannot read the input again: %s",
+                          sink->error[0] ? sink->error : strerror(errno));
+                return -1;
+            }
+            if (setup(&r, sink, progress, stats, 1, err, err_size) != 0)
+                return -1;
+            rc = flightrec_client_read_fd(r.client, fd);
+        }
         if (r.client != NULL && progress && progress->show &&
             progress->total_bytes > 0)
             fprintf(stderr, "\r%40s\r", "");

@@ -72,3 +72,12 @@ void fr_sink_destroy(struct fr_sink *sink)
     if (sink != NULL)
         sink->ops->destroy(sink);
 }
+
+int fr_sink_reset(struct fr_sink *sink)
+{
+    sink->untimed = 0;
+    sink->half_switches = 0;
+    sink->needs_time_order = 0;
+    sink->error[0] = '\0';
+    return sink->ops->reset != NULL ? sink->ops->reset(sink) : 0;
+}

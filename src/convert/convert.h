@@ -45,6 +45,9 @@ struct fr_sink_ops {
     int (*record)(struct fr_sink *sink, const struct flightrec_record *rec);
     int (*end)(struct fr_sink *sink);
     void (*destroy)(struct fr_sink *sink);
+    /* Forgets every record taken, for a new start (NULL: not needed,
+     * the sink never sets needs_time_order). */
+    int (*reset)(struct fr_sink *sink);
 };
 
 /* Common head of every sink; the formats embed it first. */
@@ -59,6 +62,13 @@ struct fr_sink {
     /* Thread switches with only the thread switched in known (the stream
      * starts there, or a loss cut the switch): not shown as switches. */
     uint64_t half_switches;
+    /* Its output is kept per ring, so records may come ring by ring
+     * (FLIGHTREC_MERGE_BY_RING): no merge to pay for. */
+    int by_ring_ok;
+    /* Given records ring by ring, it met one that needs time order (one
+     * output fed by several rings): the driver resets it and reads the
+     * input again in time order. */
+    int needs_time_order;
 };
 
 /* Parses "ctf", "perfetto", "ftrace", "json"; -1 if unknown. */
@@ -80,6 +90,7 @@ int fr_sink_begin(struct fr_sink *sink, const struct fr_source *src);
 int fr_sink_record(struct fr_sink *sink, const struct flightrec_record *rec);
 int fr_sink_end(struct fr_sink *sink);
 void fr_sink_destroy(struct fr_sink *sink);
+int fr_sink_reset(struct fr_sink *sink);
 
 /* Per-format constructors (used by fr_sink_create). */
 int fr_ctf_create(struct fr_sink **out, const char *dir, char *err,

@@ -216,4 +216,160 @@ TEST(empty_rings_past_limit)
     fr_vec_free(&v);
 }
 
+/* Records as delivered, in order. */
+struct seen {
+    struct {
+        uint32_t ring, type;
+        uint64_t time, data;
+    } *r;
+    size_t n, cap;
+    int by_ring;
+    flightrec_client *c;
+};
+
+static int keep(const struct flightrec_record *r, void *arg)
+{
+    struct seen *s = arg;
+
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 1024;
+        s->r = realloc(s->r, s->cap * sizeof(*s->r));
+        CHECK(s->r != NULL);
+    }
+    s->r[s->n].ring = r->ring;
+    s->r[s->n].type = r->type;
+    s->r[s->n].time = r->time_ns;
+    s->r[s->n].data = r->type == FLIGHTREC_RECORD_LOSS ? r->loss_count
+                                                        : r->data;
+    s->n++;
+    s->by_ring |= flightrec_client_info(s->c)->by_ring;
+    return 0;
+}
+
+static void decode_as(const struct fr_vec *v, int merge, int from_file,
+                      struct seen *s)
+{
+    struct flightrec_client_options opt = {
+        .on_record = keep, .arg = s, .merge = merge,
+    };
+
+    memset(s, 0, sizeof(*s));
+    CHECK_EQ_I(flightrec_client_create(&s->c, &opt), 0);
+    if (from_file) {
+        int fd = temp_file(v);
+        CHECK_EQ_I(flightrec_client_read_fd(s->c, fd), 0);
+        close(fd);
+    } else {
+        CHECK_EQ_I(flightrec_client_feed(s->c, v->buf, v->len), 0);
+        CHECK_EQ_I(flightrec_client_finish(s->c), 0);
+    }
+    flightrec_client_destroy(s->c);
+}
+
+/* Whether the records of @a got are those of @a want ring for ring, in
+ * each ring's order. */
+static void check_same_per_ring(const struct seen *got,
+                                const struct seen *want, uint32_t rings)
+{
+    CHECK_EQ_U(got->n, want->n);
+    for (uint32_t ring = 0; ring < rings; ring++) {
+        size_t i = 0, j = 0, count = 0;
+        for (;;) {
+            while (i < got->n && got->r[i].ring != ring)
+                i++;
+            while (j < want->n && want->r[j].ring != ring)
+                j++;
+            if (i == got->n || j == want->n)
+                break;
+            CHECK_EQ_U(got->r[i].type, want->r[j].type);
+            CHECK_EQ_U(got->r[i].time, want->r[j].time);
+            CHECK_EQ_U(got->r[i].data, want->r[j].data);
+            i++, j++, count++;
+        }
+        CHECK(i == got->n && j == want->n);
+        CHECK(count > 0);
+    }
+}
+
+/* FLIGHTREC_MERGE_BY_RING on a file: each ring's records in one run, rings
+ * in order of first appearance, each exactly as the time order gives it
+ * (losses too); fed through flightrec_client_feed(), time order. */
+TEST(by_ring_order)
+{
+    struct fr_vec v;
+    struct seen timed, by_ring, fed;
+    const uint32_t rings = 8;
+
+    mixed_stream(&v, rings, 20000, 50);
+    /* A loss in ring 3: its next chunk counts 5 items overwritten (it
+     * wrote 2,500 events and 50 sync pairs). */
+    fr_vec_flightrec_chunk(&v, 3, 103, "worker", 0, 2600 + 5, 5, 0);
+    fr_vec_uptime(&v, 900000, 900000);
+    fr_vec_item(&v, 900001, FLIGHTREC_USER(3), 77);
+
+    decode_as(&v, 1, 1, &timed);
+    decode_as(&v, FLIGHTREC_MERGE_BY_RING, 1, &by_ring);
+    decode_as(&v, FLIGHTREC_MERGE_BY_RING, 0, &fed);
+    CHECK_EQ_U(timed.n, 20000 + 2);
+    CHECK_EQ_U(timed.r[20000].type, FLIGHTREC_RECORD_LOSS);
+    CHECK_EQ_U(timed.r[20000].data, 5);
+    CHECK_EQ_U(timed.r[20001].data, 77);
+    CHECK_EQ_I(timed.by_ring, 0);
+    CHECK_EQ_I(by_ring.by_ring, 1);
+    CHECK_EQ_I(fed.by_ring, 0);
+    /* ring by ring: 0, 1, ... 7 */
+    uint32_t runs = 1;
+    for (size_t i = 1; i < by_ring.n; i++) {
+        CHECK(by_ring.r[i].ring >= by_ring.r[i - 1].ring);
+        runs += by_ring.r[i].ring != by_ring.r[i - 1].ring;
+    }
+    CHECK_EQ_U(runs, rings);
+    CHECK_EQ_U(by_ring.r[0].ring, 0);
+    check_same_per_ring(&by_ring, &timed, rings);
+    /* fed: the time order itself */
+    CHECK_EQ_U(fed.n, timed.n);
+    for (size_t i = 0; i < fed.n; i++) {
+        CHECK_EQ_U(fed.r[i].ring, timed.r[i].ring);
+        CHECK_EQ_U(fed.r[i].time, timed.r[i].time);
+    }
+    free(timed.r);
+    free(by_ring.r);
+    free(fed.r);
+    fr_vec_free(&v);
+}
+
+/* A processor ring holds other rings' threads: the stream comes in time
+ * order. */
+TEST(by_ring_not_with_processor_rings)
+{
+    struct fr_vec v;
+    struct seen timed, asked;
+
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, NS, 2, 64, 1, 0);
+    fr_vec_flightrec_chunk(&v, 0, 100, "main", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 10, 10);
+    fr_vec_item(&v, 20, FLIGHTREC_USER(0), 1);
+    fr_vec_item(&v, 40, FLIGHTREC_USER(0), 3);
+    fr_vec_flightrec_chunk(&v, FLIGHTREC_CPU_RING_BASE, -1, "",
+                           FLIGHTREC_RING_CONTEXT_CPU, 0, 0, 0);
+    fr_vec_uptime(&v, 10, 10);
+    fr_vec_item(&v, 30, FLIGHTREC_EV_THREAD_SWITCH_IN, 100);
+    fr_vec_item(&v, 50, FLIGHTREC_EV_THREAD_SWITCH_OUT, 100);
+
+    decode_as(&v, 1, 1, &timed);
+    decode_as(&v, FLIGHTREC_MERGE_BY_RING, 1, &asked);
+    CHECK_EQ_I(asked.by_ring, 0);
+    CHECK_EQ_U(asked.n, 4);
+    CHECK_EQ_U(timed.n, 4);
+    static const uint64_t times[] = { 20, 30, 40, 50 };
+    for (size_t i = 0; i < 4; i++) {
+        CHECK_EQ_U(asked.r[i].time, times[i]);
+        CHECK_EQ_U(timed.r[i].time, times[i]);
+    }
+    free(timed.r);
+    free(asked.r);
+    fr_vec_free(&v);
+}
+
 TEST_MAIN()

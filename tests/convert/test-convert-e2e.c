@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <flightrec/events.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,6 +284,109 @@ TEST(output_is_input)
     CHECK_EQ_I(convert("ctf", dir, inside), 1);
     file_bytes(inside, &len);
     CHECK_EQ_U(len, len0);
+}
+
+static const char *save_vector(struct fr_vec *v, const char *name)
+{
+    const char *path = scratch(name);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ_U(fwrite(v->buf, 1, v->len, f), v->len);
+    fclose(f);
+    fr_vec_free(v);
+    static char copy[1024];
+    snprintf(copy, sizeof copy, "%s", path);
+    return copy;
+}
+
+static char *babeltrace(const char *dir)
+{
+    char cmd[1200];
+    int st;
+    snprintf(cmd, sizeof cmd, "babeltrace2 --clock-cycles --no-delta '%s'",
+             dir);
+    char *out = run_cmd(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    return out;
+}
+
+/* A file's rings are converted ring by ring (each CTF stream is one
+ * ring's): the trace is the one time order gives, chunks of two rings
+ * taking turns. */
+TEST(ctf_rings_in_turn)
+{
+    struct fr_vec v;
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_64);
+    fr_vec_flightrec_header(&v, 1000000000u, 2, 1024, 777, 0);
+    for (uint32_t turn = 0; turn < 3; turn++)
+        for (uint32_t ring = 0; ring < 2; ring++) {
+            uint32_t t = 1000 * (2 * turn + ring + 1);
+            fr_vec_flightrec_chunk(&v, ring, 101 + ring,
+                                   ring ? "logger" : "worker", 0, 4 * turn,
+                                   0, 0);
+            fr_vec_uptime(&v, t, t);
+            fr_vec_item(&v, t + 100, FLIGHTREC_USER(1 + ring), turn);
+            fr_vec_item(&v, t + 200, FLIGHTREC_USER(1 + ring), 10 + turn);
+        }
+    const char *in = save_vector(&v, "e2e-turns.rec");
+    const char *dir = scratch("e2e-turns");
+    CHECK_EQ_I(convert("ctf", dir, in), 0);
+    char *out = babeltrace(dir);
+    char want[4096] = "";
+    for (uint32_t turn = 0; turn < 3; turn++)
+        for (uint32_t ring = 0; ring < 2; ring++)
+            for (uint32_t k = 1; k <= 2; k++) {
+                uint32_t t = 1000 * (2 * turn + ring + 1) + 100 * k;
+                char line[300];
+                snprintf(line, sizeof line,
+                         "[%020u] flightrec:(777) USER_%u: { cpu_id = %u, "
+                         "vtid = %u, procname = \"%s\" }, { data = 0x%X }\n",
+                         t, 1 + ring, ring, 101 + ring,
+                         ring ? "logger" : "worker",
+                         k == 1 ? turn : 10 + turn);
+                strcat(want, line);
+            }
+    CHECK_EQ_S(out, want);
+    free(out);
+}
+
+/* A firmware's rings (its tasks, its interrupts: one owner) make one
+ * processor's stream: read from a file, in time order all the same. */
+TEST(ctf_task_switches_from_a_file)
+{
+    struct fr_vec v;
+    fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
+    fr_vec_flightrec_header(&v, 1000000000u, 2, 1024, 5, 0);
+    fr_vec_flightrec_chunk(&v, 0, 1, "cpu", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 1000, 1000);
+    fr_vec_item(&v, 1100, FLIGHTREC_EV_THREAD_SWITCH_IN, 7);
+    fr_vec_item(&v, 1200, FLIGHTREC_EV_THREAD_SWITCH_OUT, 7);
+    fr_vec_item(&v, 1200, FLIGHTREC_EV_THREAD_SWITCH_IN, 8);
+    fr_vec_item(&v, 1400, FLIGHTREC_EV_THREAD_SWITCH_OUT, 8);
+    fr_vec_item(&v, 1400, FLIGHTREC_EV_THREAD_SWITCH_IN, 7);
+    fr_vec_flightrec_chunk(&v, 1, 1, "cpu", FLIGHTREC_RING_CONTEXT_SIGNAL,
+                           0, 0, 0);
+    fr_vec_uptime(&v, 1000, 1000);
+    fr_vec_item(&v, 1300, FLIGHTREC_EV_INTERRUPT_ENTRY, 15);
+    fr_vec_item(&v, 1350, FLIGHTREC_EV_INTERRUPT_EXIT, 15);
+    const char *in = save_vector(&v, "e2e-tasks.rec");
+    const char *dir = scratch("e2e-tasks");
+    CHECK_EQ_I(convert("ctf", dir, in), 0);
+    char *out = babeltrace(dir);
+    CHECK_EQ_S(out,
+        "[00000000000000001200] flightrec sched_switch: { cpu_id = 0 }, "
+        "{ prev_comm = \"0x00000007\", prev_tid = 7, prev_prio = 20, "
+        "prev_state = 0, next_comm = \"0x00000008\", next_tid = 8, "
+        "next_prio = 20 }\n"
+        "[00000000000000001300] flightrec irq_handler_entry: "
+        "{ cpu_id = 0 }, { irq = 15, name = \"\" }\n"
+        "[00000000000000001350] flightrec irq_handler_exit: "
+        "{ cpu_id = 0 }, { irq = 15, ret = 1 }\n"
+        "[00000000000000001400] flightrec sched_switch: { cpu_id = 0 }, "
+        "{ prev_comm = \"0x00000008\", prev_tid = 8, prev_prio = 20, "
+        "prev_state = 0, next_comm = \"0x00000007\", next_tid = 7, "
+        "next_prio = 20 }\n");
+    free(out);
 }
 
 TEST_MAIN()

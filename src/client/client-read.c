@@ -427,8 +427,8 @@ static int merge(struct reader *rd)
     slice = READ_BYTES_BUDGET / rd->item_size /
             (rd->rings && !by_ring ? rd->rings : 1);
     slice = slice < SLICE_ITEMS_MIN   ? SLICE_ITEMS_MIN
-            : slice > SLICE_ITEMS_MAX && !by_ring ? SLICE_ITEMS_MAX
-                                                  : slice;
+            : slice > SLICE_ITEMS_MAX ? SLICE_ITEMS_MAX
+                                      : slice;
     rd->slice_bytes = slice * rd->item_size;
 
     /* The header, then every name record. */

@@ -14,7 +14,32 @@
 
 int cmd_convert(int argc, char **argv);
 
-/* @name: the input file, one per test case (ctest runs cases at once). */
+/* Writes @a v to the scratch file @a name (one per test case: ctest runs
+ * cases at once) and frees it; returns the path. */
+static const char *save_vector(struct fr_vec *v, const char *name)
+{
+    const char *path = scratch(name);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ_U(fwrite(v->buf, 1, v->len, f), v->len);
+    fclose(f);
+    fr_vec_free(v);
+    static char copy[1024];
+    snprintf(copy, sizeof copy, "%s", path);
+    return copy;
+}
+
+static char *babeltrace(const char *dir)
+{
+    char cmd[1200];
+    int st;
+    snprintf(cmd, sizeof cmd, "babeltrace2 --clock-cycles --no-delta '%s'",
+             dir);
+    char *out = run_cmd(cmd, &st);
+    CHECK_EQ_I(st, 0);
+    return out;
+}
+
 static const char *write_stream(const char *name)
 {
     struct fr_vec v;
@@ -29,15 +54,7 @@ static const char *write_stream(const char *name)
     fr_vec_flightrec_chunk(&v, 1, 102, "logger", 0, 10, 3, 0);
     fr_vec_uptime(&v, 1200, 1200);
     fr_vec_item(&v, 1300, FLIGHTREC_USER(2), 9);
-    const char *path = scratch(name);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    CHECK_EQ_U(fwrite(v.buf, 1, v.len, f), v.len);
-    fclose(f);
-    fr_vec_free(&v);
-    static char copy[1024];
-    snprintf(copy, sizeof copy, "%s", path);
-    return copy;
+    return save_vector(&v, name);
 }
 
 static int convert(const char *to, const char *out, const char *in)
@@ -52,12 +69,7 @@ TEST(ctf)
     const char *in = write_stream("e2e-ctf.rec");
     const char *dir = scratch("e2e-ctf");
     CHECK_EQ_I(convert("ctf", dir, in), 0);
-    char cmd[1024];
-    int st;
-    snprintf(cmd, sizeof cmd, "babeltrace2 --clock-cycles --no-delta '%s'",
-             dir);
-    char *out = run_cmd(cmd, &st);
-    CHECK_EQ_I(st, 0);
+    char *out = babeltrace(dir);
     CHECK_EQ_I(count_lines(out, "[00000000000000001500] flightrec:(777) "
                "USER_1: { cpu_id = 0, vtid = 101, procname = \"worker\" "
                "}, { data = 0x7 }"), 1);
@@ -284,30 +296,6 @@ TEST(output_is_input)
     CHECK_EQ_I(convert("ctf", dir, inside), 1);
     file_bytes(inside, &len);
     CHECK_EQ_U(len, len0);
-}
-
-static const char *save_vector(struct fr_vec *v, const char *name)
-{
-    const char *path = scratch(name);
-    FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
-    CHECK_EQ_U(fwrite(v->buf, 1, v->len, f), v->len);
-    fclose(f);
-    fr_vec_free(v);
-    static char copy[1024];
-    snprintf(copy, sizeof copy, "%s", path);
-    return copy;
-}
-
-static char *babeltrace(const char *dir)
-{
-    char cmd[1200];
-    int st;
-    snprintf(cmd, sizeof cmd, "babeltrace2 --clock-cycles --no-delta '%s'",
-             dir);
-    char *out = run_cmd(cmd, &st);
-    CHECK_EQ_I(st, 0);
-    return out;
 }
 
 /* A file's rings are converted ring by ring (each CTF stream is one

@@ -21,6 +21,10 @@ small=20000
 large=120000
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The recorded runs' sessions (valgrind's runs may leave theirs behind) go
+# to this run's directory, not the user's.
+mkdir -m 700 "$tmp/run"
+export XDG_RUNTIME_DIR="$tmp/run"
 
 total() { sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$1"; }
 # thread_sum RUN drain|program: instructions of the drain thread (the

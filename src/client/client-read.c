@@ -460,6 +460,10 @@ static int merge(struct reader *rd)
                     break;
             if (c->error != 0)
                 break;
+            /* Nothing of this ring comes later: what it holds goes now. */
+            if (i < c->ring_count && c->rings[i] != NULL &&
+                frc_flush_untimed(c, c->rings[i]) != 0)
+                break;
         }
         c->opt.merge = FLIGHTREC_MERGE_BY_RING;
         return c->error;

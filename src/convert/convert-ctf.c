@@ -1000,6 +1000,12 @@ static int ctf_record(struct fr_sink *base, const struct flightrec_record *r)
     if (r->type == FLIGHTREC_RECORD_LOSS) {
         if (!s->base.kernel && flush_malloc(s, st) != 0)
             return -1;
+        /* The events before the loss end their packet, and the count goes
+         * in an empty one at the loss: readers place the loss between the
+         * two packets, i.e. between the last event and the loss, whatever
+         * the packet sizes (which depend on the ring count and order). */
+        if (st->len > 0 && flush_packet(s, st, st->last_ns) != 0)
+            return -1;
         st->last_ns = ns;
         st->discarded += r->loss_count;
         /* Which thread runs after a loss is unknown until a switch. */
@@ -1418,7 +1424,7 @@ static int ctf_reset(struct fr_sink *base)
     if (s->kernel_trace != NULL)
         ctf_destroy(&s->kernel_trace->base);
     s->kernel_trace = NULL;
-    close_files(s);
+    int rc = close_files(s);
     free_streams(s);
     fr_map_init(&s->streams);
     remove_trace_files(s->tmp);
@@ -1428,7 +1434,7 @@ static int ctf_reset(struct fr_sink *base)
     memset(s->used, 0, sizeof s->used);
     memset(s->layout, 0, sizeof s->layout);
     s->task_cpus = 0;
-    return 0;
+    return rc;
 }
 
 static int ctf_begin(struct fr_sink *base)

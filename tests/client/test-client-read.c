@@ -306,14 +306,23 @@ TEST(by_ring_order)
     fr_vec_flightrec_chunk(&v, 3, 103, "worker", 0, 2600 + 5, 5, 0);
     fr_vec_uptime(&v, 900000, 900000);
     fr_vec_item(&v, 900001, FLIGHTREC_USER(3), 77);
+    /* Ring 1's last chunk: a loss and nothing after it to time it by (it
+     * takes the ring's last time), and an event that stays untimed. */
+    fr_vec_flightrec_chunk(&v, 1, 101, "worker", 0, 2600 + 7, 7, 0);
+    fr_vec_item(&v, 5, FLIGHTREC_USER(1), 88);
 
     decode_as(&v, 1, 1, &timed);
     decode_as(&v, FLIGHTREC_MERGE_BY_RING, 1, &by_ring);
     decode_as(&v, FLIGHTREC_MERGE_BY_RING, 0, &fed);
-    CHECK_EQ_U(timed.n, 20000 + 2);
+    CHECK_EQ_U(timed.n, 20000 + 4);
     CHECK_EQ_U(timed.r[20000].type, FLIGHTREC_RECORD_LOSS);
     CHECK_EQ_U(timed.r[20000].data, 5);
     CHECK_EQ_U(timed.r[20001].data, 77);
+    CHECK_EQ_U(timed.r[20002].type, FLIGHTREC_RECORD_LOSS);
+    CHECK_EQ_U(timed.r[20002].ring, 1);
+    CHECK_EQ_U(timed.r[20002].data, 7);
+    CHECK_EQ_U(timed.r[20003].ring, 1);
+    CHECK_EQ_U(timed.r[20003].data, 88);
     CHECK_EQ_I(timed.by_ring, 0);
     CHECK_EQ_I(by_ring.by_ring, 1);
     CHECK_EQ_I(fed.by_ring, 0);

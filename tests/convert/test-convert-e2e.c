@@ -4,6 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <flightrec/events.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -298,9 +301,55 @@ TEST(output_is_input)
     CHECK_EQ_U(len, len0);
 }
 
+/* The same conversion with the input coming through a pipe (read once,
+ * in time order). */
+static int convert_through_pipe(const char *to, const char *out,
+                                const char *in)
+{
+    int p[2];
+    CHECK_EQ_I(pipe(p), 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        size_t len;
+        char *bytes = file_bytes(in, &len);
+        _exit(write(p[1], bytes, len) == (ssize_t)len ? 0 : 1);
+    }
+    close(p[1]);
+    int saved = dup(0);
+    CHECK(saved >= 0 && dup2(p[0], 0) == 0);
+    close(p[0]);
+    int rc = convert(to, out, "-");
+    CHECK(dup2(saved, 0) == 0);
+    close(saved);
+    int status;
+    CHECK_EQ_I(waitpid(pid, &status, 0), pid);
+    CHECK_EQ_I(status, 0);
+    return rc;
+}
+
+/* The lines of @a text that are events ("[" first). */
+static char *event_lines(const char *text)
+{
+    char *events = calloc(1, strlen(text) + 1), *to = events;
+    CHECK(events != NULL);
+    for (const char *line = text; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t n = end != NULL ? (size_t)(end - line) + 1 : strlen(line);
+        if (line[0] == '[') {
+            memcpy(to, line, n);
+            to += n;
+        }
+        line += n;
+    }
+    return events;
+}
+
 /* A file's rings are converted ring by ring (each CTF stream is one
  * ring's): the trace is the one time order gives, chunks of two rings
- * taking turns. */
+ * taking turns, a loss in one of them placed between its last event and
+ * the loss. */
 TEST(ctf_rings_in_turn)
 {
     struct fr_vec v;
@@ -309,9 +358,11 @@ TEST(ctf_rings_in_turn)
     for (uint32_t turn = 0; turn < 3; turn++)
         for (uint32_t ring = 0; ring < 2; ring++) {
             uint32_t t = 1000 * (2 * turn + ring + 1);
+            /* ring 0 overwrote 3 items before its last chunk */
+            uint32_t lost = ring == 0 && turn == 2 ? 3 : 0;
             fr_vec_flightrec_chunk(&v, ring, 101 + ring,
-                                   ring ? "logger" : "worker", 0, 4 * turn,
-                                   0, 0);
+                                   ring ? "logger" : "worker", 0,
+                                   4 * turn + lost, lost, 0);
             fr_vec_uptime(&v, t, t);
             fr_vec_item(&v, t + 100, FLIGHTREC_USER(1 + ring), turn);
             fr_vec_item(&v, t + 200, FLIGHTREC_USER(1 + ring), 10 + turn);
@@ -319,7 +370,18 @@ TEST(ctf_rings_in_turn)
     const char *in = save_vector(&v, "e2e-turns.rec");
     const char *dir = scratch("e2e-turns");
     CHECK_EQ_I(convert("ctf", dir, in), 0);
-    char *out = babeltrace(dir);
+    char *all = babeltrace(dir);
+    CHECK_EQ_I(count_lines(all, "WARNING: Tracer discarded 3 events between "
+                                "[00:00:00.000003200] and "
+                                "[00:00:00.000005100]"), 1);
+    CHECK_EQ_I(count_lines(all, "WARNING"), 1);
+    /* Through a pipe, in time order: the same trace. */
+    CHECK_EQ_I(convert_through_pipe("ctf", dir, in), 0);
+    char *piped = babeltrace(dir);
+    CHECK_EQ_S(all, piped);
+    free(piped);
+    char *out = event_lines(all);
+    free(all);
     char want[4096] = "";
     for (uint32_t turn = 0; turn < 3; turn++)
         for (uint32_t ring = 0; ring < 2; ring++)
@@ -339,12 +401,18 @@ TEST(ctf_rings_in_turn)
 }
 
 /* A firmware's rings (its tasks, its interrupts: one owner) make one
- * processor's stream: read from a file, in time order all the same. */
+ * processor's stream: read from a file, in time order all the same (the
+ * ring taken first by ring, a thread's, is written once). */
 TEST(ctf_task_switches_from_a_file)
 {
     struct fr_vec v;
     fr_vec_init(&v, FLIGHTREC_FORMAT_LE_32);
-    fr_vec_flightrec_header(&v, 1000000000u, 2, 1024, 5, 0);
+    fr_vec_flightrec_header(&v, 1000000000u, 3, 1024, 5, 0);
+    fr_vec_flightrec_chunk(&v, 2, 50, "worker", 0, 0, 0, 0);
+    fr_vec_uptime(&v, 1000, 1000);
+    fr_vec_item(&v, 1050, FLIGHTREC_USER(1), 3);
+    fr_vec_item(&v, 1060, FLIGHTREC_EV_MALLOC_ENTRY, 32);
+    fr_vec_item(&v, 1070, FLIGHTREC_EV_MALLOC_EXIT, 0x4000);
     fr_vec_flightrec_chunk(&v, 0, 1, "cpu", 0, 0, 0, 0);
     fr_vec_uptime(&v, 1000, 1000);
     fr_vec_item(&v, 1100, FLIGHTREC_EV_THREAD_SWITCH_IN, 7);
@@ -359,9 +427,18 @@ TEST(ctf_task_switches_from_a_file)
     fr_vec_item(&v, 1350, FLIGHTREC_EV_INTERRUPT_EXIT, 15);
     const char *in = save_vector(&v, "e2e-tasks.rec");
     const char *dir = scratch("e2e-tasks");
+    CHECK_EQ_I(convert_through_pipe("ctf", dir, in), 0);
+    char *piped = babeltrace(dir);
     CHECK_EQ_I(convert("ctf", dir, in), 0);
     char *out = babeltrace(dir);
+    CHECK_EQ_S(out, piped);
+    free(piped);
     CHECK_EQ_S(out,
+        "[00000000000000001050] flightrec:(5) USER_1: { cpu_id = 2, "
+        "vtid = 50, procname = \"worker\" }, { data = 0x3 }\n"
+        "[00000000000000001070] flightrec:(5) lttng_ust_libc:malloc: "
+        "{ cpu_id = 2, vtid = 50, procname = \"worker\" }, "
+        "{ size = 32, ptr = 0x4000 }\n"
         "[00000000000000001200] flightrec sched_switch: { cpu_id = 0 }, "
         "{ prev_comm = \"0x00000007\", prev_tid = 7, prev_prio = 20, "
         "prev_state = 0, next_comm = \"0x00000008\", next_tid = 8, "

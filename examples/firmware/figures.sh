@@ -11,8 +11,15 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build/firmware}
 "$here/build.sh" "$build" demo
 for cpu in cortex-m3 cortex-m33; do
+    # The counter's low word as each board's port has it (build.sh).
+    case $cpu in
+    cortex-m3) counter_low=0x40000004u ;;
+    *) counter_low=0x50000004u ;;
+    esac
     arm-none-eabi-gcc -mcpu=$cpu -mthumb -mfloat-abi=soft -std=c11 -O2 \
         -ffreestanding -DFLIGHTREC_PORT_FIRMWARE -DFLIGHTREC_PORT_COUNTER \
+        -DFLIGHTREC_PORT_COUNTER_LOW=$counter_low \
+        -DFLIGHTREC_PORT_COUNTER_LOW_DOWN \
         -I"$root/include" -c "$root/tests/firmware/produce-probe.c" \
         -o "$build/probe-$cpu.o"
     for fn in probe_produce probe_masked; do

@@ -47,6 +47,12 @@
 #define TIMER_CTRL_ENABLE 1u
 #define TIMER_CTRL_IRQ_ENABLE 8u
 
+/* The CMSDK dual timer's first timer: periodic, 32-bit, no prescale. */
+#define DUALTIMER1_LOAD REG(FW_DUALTIMER_BASE + 0x00u)
+#define DUALTIMER1_CONTROL REG(FW_DUALTIMER_BASE + 0x08u)
+#define DUALTIMER1_INTCLR REG(FW_DUALTIMER_BASE + 0x0cu)
+#define DUALTIMER_CONTROL_PERIODIC_IRQ_32 (0x80u | 0x40u | 0x20u | 0x02u)
+
 #define NVIC_ISER0 REG(0xe000e100u)
 #define NVIC_IPR(n) (*(volatile uint8_t *)(0xe000e400u + (n)))
 
@@ -67,6 +73,35 @@ void fw_counter_init(void)
     NVIC_IPR(FW_IRQ_TIMER0) = 0x00; /* above every other interrupt */
     NVIC_ISER0 = 1u << FW_IRQ_TIMER0;
     TIMER_CTRL(TIMER0_BASE) = TIMER_CTRL_ENABLE | TIMER_CTRL_IRQ_ENABLE;
+}
+
+static volatile uint32_t kicks;
+
+void fw_kick_init(uint32_t ticks)
+{
+    /* As often as flightrec/port.h asks, whatever records. */
+    if (ticks > FW_KICK_TICKS_MAX)
+        ticks = FW_KICK_TICKS_MAX;
+    DUALTIMER1_CONTROL = 0;
+    DUALTIMER1_LOAD = ticks - 1u;
+    DUALTIMER1_INTCLR = 1u;
+    NVIC_IPR(FW_IRQ_DUALTIMER) = 0x00;
+    NVIC_ISER0 = 1u << FW_IRQ_DUALTIMER;
+    DUALTIMER1_CONTROL = DUALTIMER_CONTROL_PERIODIC_IRQ_32;
+}
+
+void fw_kick_handler(void)
+{
+    DUALTIMER1_INTCLR = 1u;
+    kicks++;
+#if defined(FLIGHTREC_PORT_COUNTER_LOW)
+    flightrec_counter_kick();
+#endif
+}
+
+uint32_t fw_kicks(void)
+{
+    return kicks;
 }
 
 void fw_timer0_handler(void)
@@ -388,9 +423,8 @@ const struct flightrec_settings *flightrec__settings(void)
 #define ALL_ONES_8 \
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
         0xffffffffu, 0xffffffffu, 0xffffffffu
-struct flightrec__control_page flightrec__control_page = {
-    .filter = { ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8 },
-};
+/* The control page (its filter all set) is the core's, with the writer
+ * state (flightrec__hot_state, src/producer/produce.c). */
 uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS] = {
     ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
 };

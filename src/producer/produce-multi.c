@@ -40,6 +40,9 @@ void record_generic(uint64_t now, uint64_t deadline,
     ctx.deadline = deadline;
     ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx.dropping = 0;
+#if FLIGHTREC__LIMIT_MARK
+    ctx.limit = 0; /* the slow path sets what commit restores */
+#endif
     flightrec__prepare_slow(&ctx, now);
 #else
     if (now >= deadline || head > UINTPTR_MAX - FLIGHTREC_MAX_PENDING ||

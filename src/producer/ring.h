@@ -57,9 +57,9 @@ _Static_assert(WORD_AT(flightrec_region_control, lock) == 40 &&
                             rewind_request) == 48,
                "control block: lock at 40, rewind at 48");
 /* The hot path reads the hot page through its own control page. */
-_Static_assert(offsetof(struct flightrec__control_page, filter) ==
+_Static_assert(offsetof(flightrec__control_page_type, filter) ==
                    offsetof(struct flightrec_region_hot, filter) &&
-                   sizeof(((struct flightrec__control_page *)0)->filter) ==
+                   sizeof(((flightrec__control_page_type *)0)->filter) ==
                        sizeof(((struct flightrec_region_hot *)0)->filter),
                "hot page: the filter in force at 0");
 _Static_assert(offsetof(struct flightrec_region_names, kind) ==

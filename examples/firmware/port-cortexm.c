@@ -158,11 +158,7 @@ void flightrec__port_region_prefault(void *at, size_t size)
 }
 
 /* Parts of the region are placed in units of a cache line: no file backs
- * them. */
-size_t flightrec__port_page_size(void)
-{
-    return FLIGHTREC_REGION_ALIGN;
-}
+ * them (flightrec__port_page_size() is the core's on firmware). */
 
 /* No session files: the region is this firmware's memory, read out over
  * the UART (or by a debugger). */

@@ -137,6 +137,11 @@ uint32_t frw_host_format(void)
 
 void frw_put_start(struct frw_sink *sink)
 {
+#if !CUTS_CARRIED && UINTPTR_MAX == UINT32_MAX
+    /* Nothing to tell a cut start by: its two words are put as an item's
+     * (the same bytes). */
+    frw_put_item(sink, frw_host_format(), FLIGHTREC_MAGIC);
+#else
     uint32_t words[2] = { frw_host_format(), FLIGHTREC_MAGIC };
     /* The stream start is the only unit that is not an item: it goes at
      * the front of the buffer, where a cut inside it can be told. */
@@ -146,6 +151,7 @@ void frw_put_start(struct frw_sink *sink)
         sink->start_in_buf = sizeof(words);
     }
     put_bytes(sink, words, sizeof(words));
+#endif
 }
 
 void frw_put_item(struct frw_sink *sink, uint32_t event_word, uintptr_t data)

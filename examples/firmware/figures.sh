@@ -25,12 +25,22 @@ for cpu in cortex-m3 cortex-m33; do
     for fn in probe_produce probe_masked; do
         # The fast path: from the entry to the first return, straight on
         # (the filter's early exit and the slow path's call are branches
-        # off it).
+        # off it), less a branch that a cbz/cbnz just before jumps over
+        # (flightrec_produce()'s way to its slow path).
         arm-none-eabi-objdump -d --no-show-raw-insn "$build/probe-$cpu.o" |
             awk -v f="<$fn>:" -v cpu=$cpu -v fn=$fn '
                 $2 == f { on = 1; next }
                 on && /^$/ { exit }
-                on && $2 != ".word" { n++; if ($2 == "bl") calls = calls " " $4 }
+                on && over != "" && ($2 == "b" || $2 == "b.n" || $2 == "b.w") {
+                    skipped = $1; over = ""; next }
+                on && skipped != "" {
+                    # The branch jumped over must land here.
+                    if ($1 != target ":") { n++; skipped = "" } }
+                on && $2 != ".word" {
+                    n++; if ($2 == "bl") calls = calls " " $4
+                    over = ""; skipped = ""
+                    if ($2 ~ /^cbn?z/) {
+                        target = $4; sub(/^0*/, "", target); over = target } }
                 on && ($0 ~ /(pop|ldmia).*pc}/ || $0 ~ /bx[ \t]+lr/) && n > 6 {
                     printf "%s %s: %d instructions to the return, calls:%s\n",
                            cpu, fn, n, calls; exit }'

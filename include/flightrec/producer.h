@@ -460,9 +460,13 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
     /* In assembly, so that it takes the instructions it needs and no more
      * (gcc 12 tests the sign of the counter's difference in three, and
      * pops and returns in two).  Goes to the slow path when the head is at
-     * its limit (0 while busy), the deadline is due, or an interrupt
-     * recorded between the exclusive load and store (the slow path then
-     * writes the item after it). */
+     * its limit (0 while busy), the deadline is due, or an interrupt came
+     * between the exclusive load and store (the slow path then writes the
+     * item after whatever it recorded).  The exclusive store of the next
+     * head takes the slot before the item goes in: nothing that records
+     * later writes there.  A reader that interrupts in between finds the
+     * slot as the drain left it, all zero (src/region/ring-reader.c,
+     * FR_TAIL_INTACT), and stops there. */
     uintptr_t limit, ring, head, word, slot;
     /* Where the argument came (no copy). */
     register uintptr_t data_word __asm__("r0") = data;
@@ -483,13 +487,16 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
         "bpl\t%l[slow]\n\t"
         "orr\t%[word], %[id], %[limit], lsl %[shift]\n\t"
         "add\t%[slot], %[slot], %[head], lsl #3\n\t"
-        "strd\t%[word], %[data], [%[slot]]\n\t"
         "adds\t%[head], %[head], #1\n\t"
-        "strex\t%[word], %[head], [%[ring]]\n\t"
-        "cbnz\t%[word], %l[slow]"
-        : [limit] "=&r"(limit), [ring] "=&r"(ring), [head] "=&r"(head),
-          /* cbnz takes a low register */
-          [word] "=&l"(word), [slot] "=&r"(slot)
+        "strex\t%[limit], %[head], [%[ring]]\n\t"
+        /* Over the branch (which a cbnz could not reach in every caller):
+         * one instruction on the way to the store, as a cbnz would be. */
+        "cbz\t%[limit], 1f\n\t"
+        "b\t%l[slow]\n"
+        "1:\tstrd\t%[word], %[data], [%[slot]]"
+        /* (cbnz takes a low register) */
+        : [limit] "=&l"(limit), [ring] "=&r"(ring), [head] "=&r"(head),
+          [word] "=&r"(word), [slot] "=&r"(slot)
         : [base] "r"(base), [data] "r"(data_word), [id] "r"(id),
           [o_limit] "i"(FLIGHTREC__HOT_MAIN + offsetof(struct flightrec__writer,
                                                        head_limit)),

@@ -82,6 +82,15 @@ static uintptr_t copy_items_scalar(unsigned char *out,
             atomic_load_explicit(&from[i].data, memory_order_relaxed);
         memcpy(out, &event, 4);
         memcpy(out + 4, &data, sizeof(data));
+#if FR_TAIL_INTACT
+        /* Back to zero, as before the first lap, so that a slot taken but
+         * not yet written reads as zero (read_owner()): in discard mode
+         * only slots read already lie ahead of the head, and the writer
+         * takes them only once the tail has passed them. */
+        atomic_store_explicit(
+            &((struct flightrec_region_item *)(uintptr_t)from)[i].event, 0,
+            memory_order_relaxed);
+#endif
         out += FRW_ITEM_SIZE;
         recorder += (event & RECORDER_ID_MASK) == FLIGHTREC_EV_UPTIME_HIGH;
     }
@@ -364,8 +373,7 @@ static uintptr_t count_recorder_items(const unsigned char *base,
  * reader asked to read again what is held).  On return *end and
  * *end_events say where it got to.  Returns -1 if the ring got another
  * owner before anything was written, else 0.  FR_TAIL_INTACT: @from is
- * the tail (or the owner's start), where the chunk begins, and @always is
- * the dump's, whose overflow is @from_events (the events drained before).
+ * the tail, where the chunk begins.
  */
 static int read_owner(struct frw_sink *sink, const unsigned char *base,
                       const ring_t *ring, const struct identity *id,
@@ -384,8 +392,19 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
         (void)id;
         (void)reread;
         head = FR_LOAD_ACQUIRE(&ring->head);
+        /* A slot the head passed whose item is not in yet (a reader that
+         * interrupted flightrec_produce() between its head and its item,
+         * flightrec/producer.h) is as the drain left it, all zero
+         * (fr_ring_drain()): the copy ends before it. */
+        for (uintptr_t p = from; before(p, head); p++) {
+            if (atomic_load_explicit(&items[p & mask].event,
+                                     memory_order_relaxed) == 0) {
+                head = p;
+                break;
+            }
+        }
         uintptr_t begin = from, begin_events = from_events;
-        uintptr_t overflow = always ? from_events : 0;
+        uintptr_t overflow = 0;
 #else
         uintptr_t recorder = head_and_recorder_items(ring, &head);
         if (!same_owner(ring, id))
@@ -459,24 +478,22 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
 int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
                  const ring_t *ring, const uint32_t *name)
 {
+#if FR_TAIL_INTACT
+    /* A firmware's one reader takes what it reads (copy_items_scalar()):
+     * its dump is a drain, which moves the tail (docs/recording.md). */
+    return fr_ring_drain(sink, base, (ring_t *)(uintptr_t)ring, name);
+#else
     struct identity id;
     if (read_identity(ring, &id) != 0)
         return -1;
     struct owner owner = id.owner;
     if (name != NULL)
         memcpy(owner.name, name, sizeof(owner.name));
-    uintptr_t end, end_events, from = id.start, from_events = 0;
-#if FR_TAIL_INTACT
-    /* What no drain delivered yet (the tail starts at the owner's start,
-     * fr_ring_drain()): below it a discard-mode writer may have written
-     * again. */
-    from = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    from_events = atomic_load_explicit(&ring->reader_events,
-                                       memory_order_relaxed);
-#endif
-    return read_owner(sink, base, ring, &id, &owner, from, from_events,
+    uintptr_t end, end_events;
+    return read_owner(sink, base, ring, &id, &owner, id.start, 0,
                       drops_total(ring) - id.dropped_at_start, 1, 0, &end,
                       &end_events);
+#endif
 }
 
 static uint32_t reader_u32(const _Atomic uint32_t *field)

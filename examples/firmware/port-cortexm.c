@@ -3,11 +3,13 @@
  * The Cortex-M port of the recording runtime (src/producer/platform.h) for
  * the ARM MPS2 boards QEMU emulates (mps2-an385: Cortex-M3, mps2-an505:
  * Cortex-M33; port-cortexm.h has their differences), built with
- * FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER.
+ * FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER (and, by build.sh,
+ * FLIGHTREC_PORT_COUNTER_LOW: TIMER0's value register, read inline).
  *
  * - The region is a static array; nothing is ever given back.
  * - The counter is the CMSDK TIMER0 (32-bit down-counter at the system
- *   clock) extended to 64 bits by its wrap interrupt, from 2^32.
+ *   clock) extended to 64 bits by its wrap interrupt, from 2^32; the dual
+ *   timer's first timer kicks the recorder (fw_kick_init()).
  * - The recorder's one "thread" is the CPU: tasks switch cooperatively, so
  *   no task is ever switched out in the middle of a record; interrupts are
  *   its signals (a record they interrupt sends theirs to the signal ring).
@@ -59,9 +61,11 @@
 /*=====   The counter   =====*/
 
 /* Wraps of TIMER0 counted by its interrupt (the highest priority), from
- * 1: the counter starts at 2^32, where the hot path's deadlines are above
- * its busy mark (a deadline's high half of 0, flightrec/producer.h) from
- * the first event on; below 2^32 every event would take the slow path. */
+ * 1: the counter starts at 2^32.  The hot path without the counter's low
+ * word inline needs it (its deadlines are above its busy mark, a
+ * deadline's high half of 0, flightrec/producer.h, from the first event
+ * on; below 2^32 every event would take the slow path); with it, it does
+ * no harm. */
 static volatile uint32_t counter_wraps = 1;
 
 void fw_counter_init(void)

@@ -23,7 +23,8 @@
  * deadline holds the busy mark (FLIGHTREC__DEADLINE_BUSY: 0, or on x86-64
  * and 32-bit firmware a high half of 0), so a signal handler that records
  * in between takes the slow path, which writes to the thread's signal ring
- * instead of corrupting the interrupted record.
+ * instead of corrupting the interrupted record.  (Firmware with the
+ * counter's low word inline: see FLIGHTREC__LIMIT_MARK.)
  */
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H

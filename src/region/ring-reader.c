@@ -106,7 +106,8 @@ static uintptr_t copy_items_scalar(unsigned char *out,
 #define FR_UNDER_TSAN 1
 #endif
 
-#if defined(__x86_64__) && defined(__SSE2__) && !defined(FR_UNDER_TSAN)
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(FR_UNDER_TSAN) && \
+    !FR_TAIL_INTACT /* (whose copy zeroes what it read) */
 #include <emmintrin.h>
 _Static_assert(sizeof(struct flightrec_region_item) == 16 &&
                    FRW_ITEM_SIZE == 12,

@@ -78,10 +78,12 @@ static FLIGHTREC__THREAD_LOCAL struct {
     struct writer_sync sync[2];
 } self_private;
 
+/* A firmware records from start to end (its port's flightrec_is_running()
+ * is 1): the slow paths do not ask. */
 #if defined(FLIGHTREC_PORT_FIRMWARE)
-#define FLIGHTREC__ALWAYS_RUNNING 1
+#define ALWAYS_RUNNING 1
 #else
-#define FLIGHTREC__ALWAYS_RUNNING 0
+#define ALWAYS_RUNNING 0
 #endif
 
 /* After an attach that failed for want of memory, the next try waits this
@@ -543,9 +545,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;
 
-    /* (A firmware records from start to end: its filter alone says what
-     * is recorded.) */
-    if (!FLIGHTREC__ALWAYS_RUNNING && !flightrec_is_running()) {
+    if (!ALWAYS_RUNNING && !flightrec_is_running()) {
         flightrec__self.main.deadline = ctx->deadline;
         ctx->writer = NULL;
         ctx->room = 0;

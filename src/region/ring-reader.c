@@ -396,7 +396,7 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
         /* A slot the head passed whose item is not in yet (a reader that
          * interrupted flightrec_produce() between its head and its item,
          * flightrec/producer.h) is as the drain left it, all zero
-         * (fr_ring_drain()): the copy ends before it. */
+         * (copy_items_scalar()): the copy ends before it. */
         for (uintptr_t p = from; before(p, head); p++) {
             if (atomic_load_explicit(&items[p & mask].event,
                                      memory_order_relaxed) == 0) {

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* renameat2() */
+#endif
 #include "session.h"
 
 #include "region-check.h"
@@ -104,8 +107,21 @@ int fr_session_publish(char *path, size_t size, const char *dir, int32_t pid,
                                     FR_SESSION_SUFFIX);
         if (len < 0 || (size_t)len >= sizeof(name) || (size_t)len >= size)
             return -ENAMETOOLONG;
+        /* Renamed, not linked where the file system can refuse to replace
+         * a name: the mapping keeps its name (a linked file's mapping
+         * shows the hidden name as deleted in /proc/PID/maps and lsof). */
+        int rc = -EINVAL;
+#ifdef RENAME_NOREPLACE
+        rc = renameat2(AT_FDCWD, hidden, AT_FDCWD, name, RENAME_NOREPLACE) == 0
+                 ? 0 : -errno;
+        if (rc == 0) {
+            snprintf(path, size, "%s", name);
+            return 0;
+        }
+#endif
         /* A hard link, unlike rename(), fails on a name that exists. */
-        int rc = link(hidden, name) == 0 ? 0 : -errno;
+        if (rc == -EINVAL || rc == -ENOSYS || rc == -EOPNOTSUPP)
+            rc = link(hidden, name) == 0 ? 0 : -errno;
         if (rc == -EPERM || rc == -EOPNOTSUPP || rc == -ENOSYS) {
             /* No hard links on this file system.  Only programs of this
              * process make names of its pid and start time, and the

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,9 +62,27 @@ int posix_fallocate(int fd, off_t offset, off_t len)
     return fallocate(fd, 0, offset, len) == 0 ? 0 : errno;
 }
 
-/* How this program's link() treats the runtime's naming of its file. */
+/* How this program's renameat2() and link() treat the runtime's naming
+ * of its file. */
 enum { LINK_AS_IS, LINK_REFUSED, LINK_EXIT_WHEN_TAKEN };
 static int link_mode = LINK_AS_IS;
+/* Also refuse renameat2()'s RENAME_NOREPLACE (older file systems), so
+ * that the runtime falls back to link(). */
+static int noreplace_refused;
+
+/* The runtime's renameat2(), seen from inside as link() below. */
+int renameat2(int from_dir, const char *from, int to_dir, const char *to,
+              unsigned int flags)
+{
+    if (link_mode == LINK_REFUSED || noreplace_refused) {
+        errno = EINVAL;
+        return -1;
+    }
+    int rc = (int)syscall(SYS_renameat2, from_dir, from, to_dir, to, flags);
+    if (rc != 0 && errno == EEXIST && link_mode == LINK_EXIT_WHEN_TAKEN)
+        exit(0);
+    return rc;
+}
 
 /* The runtime's link(), seen from inside as posix_fallocate() above:
  * refused as a file system without hard links refuses it (vfat, some
@@ -143,7 +162,20 @@ TEST(session_file_is_named_without_hard_links)
  * its runtime is naming its own file: the atexit removal must take this
  * program's file, never the earlier program's, and leave no hidden file.
  */
+static void exit_while_naming(int use_link);
+
 TEST(exit_while_naming_keeps_the_earlier_programs_file)
+{
+    exit_while_naming(0);
+}
+
+/* The same where the file system refuses RENAME_NOREPLACE: link(). */
+TEST(exit_while_linking_keeps_the_earlier_programs_file)
+{
+    exit_while_naming(1);
+}
+
+static void exit_while_naming(int use_link)
 {
     char base[4096];
     use_fresh_directory(base, sizeof(base));
@@ -167,6 +199,7 @@ TEST(exit_while_naming_keeps_the_earlier_programs_file)
             _exit(3);
         close(fd);
         link_mode = LINK_EXIT_WHEN_TAKEN;
+        noreplace_refused = use_link;
         flightrec_produce(FLIGHTREC_USER(1), 1); /* starts the runtime */
         _exit(4); /* the name was not taken: the case did not happen */
     }
@@ -214,6 +247,19 @@ TEST(session_file_is_named_once_its_header_is_filled)
     struct stat st;
     CHECK_EQ_I(stat(path, &st), 0);
     CHECK_EQ_U(st.st_mode & 0777, 0600);
+    /* The rings' mapping has the file's name, not a deleted hidden one
+     * (lsof and /proc/PID/maps showed a deleted file after link()). */
+    FILE *maps = fopen("/proc/self/maps", "r");
+    CHECK(maps != NULL);
+    char line[9000];
+    int named_mappings = 0, deleted = 0;
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        named_mappings += strstr(line, path) != NULL;
+        deleted += strstr(line, "(deleted)") != NULL;
+    }
+    fclose(maps);
+    CHECK(named_mappings >= 1);
+    CHECK_EQ_I(deleted, 0);
     unlink(path);
     rmdir(sessions);
     rmdir(base);

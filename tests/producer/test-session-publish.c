@@ -255,7 +255,8 @@ TEST(session_file_is_named_once_its_header_is_filled)
     int named_mappings = 0, deleted = 0;
     while (fgets(line, sizeof(line), maps) != NULL) {
         named_mappings += strstr(line, path) != NULL;
-        deleted += strstr(line, "(deleted)") != NULL;
+        deleted += strstr(line, sessions) != NULL &&
+                   strstr(line, "(deleted)") != NULL;
     }
     fclose(maps);
     CHECK(named_mappings >= 1);

@@ -15,9 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 board=${BOARD:-an385}
 case $board in
-an385) board_cpu=cortex-m3 board_counter=0x40000004u board_flags="" ;;
-an505) board_cpu=cortex-m33 board_counter=0x50000004u
-       board_flags="-DFW_BOARD_AN505" ;;
+an385) board_cpu=cortex-m3 board_flags="" ;;
+an505) board_cpu=cortex-m33 board_flags="-DFW_BOARD_AN505" ;;
 *) echo "build.sh: unknown BOARD $board (an385, an505)" >&2; exit 2 ;;
 esac
 cpu=${CPU:-$board_cpu}
@@ -30,8 +29,6 @@ cflags="-mcpu=$cpu -mthumb -mfloat-abi=soft -std=c11 -Os -g -ffreestanding
         -ffunction-sections -fdata-sections -Wall -Wextra -Werror
         -D_POSIX_C_SOURCE=200809L -DFLIGHTREC_PORT_FIRMWARE
         -DFLIGHTREC_PORT_COUNTER
-        -DFLIGHTREC_PORT_COUNTER_LOW=$board_counter
-        -DFLIGHTREC_PORT_COUNTER_LOW_DOWN
         -DFLIGHTREC_DRAIN_BUFFER=1024u -DFLIGHTREC_DUMP_BUFFER=256u
         $board_flags ${FW_CFLAGS:-}
         -I$root/include -I$root/src/producer -I$here"

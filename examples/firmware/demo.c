@@ -236,7 +236,6 @@ void hardfault_handler_c(const uint32_t *frame)
     put_count("nested", timer1_nested);
     put_count("switches", switches);
     put_count("region_bytes", (uint32_t)fw_region_bytes_used());
-    put_count("kicks", fw_kicks());
     fw_uart_puts("\n");
     (void)fw_stream_block();
     exit_qemu(FAULT_EXIT_STATUS);
@@ -323,10 +322,6 @@ int main(void)
     put_count("ticks", (uint32_t)elapsed);
     put_count("frequency", FW_CLOCK_HZ);
     fw_uart_puts("\n");
-    /* After the calibration, which its interrupts would lengthen: every
-     * 2^18 ticks (10 ms at 25 MHz), far more often than needed, so that
-     * the run has kicks. */
-    fw_kick_init(1u << 18);
     flightrec_event_set_name(EV_TICK, "tick");
     flightrec_event_set_name(EV_WORK, "work");
     flightrec_event_set_name(EV_FAULT, "fault");

@@ -11,36 +11,19 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build/firmware}
 "$here/build.sh" "$build" demo
 for cpu in cortex-m3 cortex-m33; do
-    # The counter's low word as each board's port has it (build.sh).
-    case $cpu in
-    cortex-m3) counter_low=0x40000004u ;;
-    *) counter_low=0x50000004u ;;
-    esac
     arm-none-eabi-gcc -mcpu=$cpu -mthumb -mfloat-abi=soft -std=c11 -O2 \
         -ffreestanding -DFLIGHTREC_PORT_FIRMWARE -DFLIGHTREC_PORT_COUNTER \
-        -DFLIGHTREC_PORT_COUNTER_LOW=$counter_low \
-        -DFLIGHTREC_PORT_COUNTER_LOW_DOWN \
         -I"$root/include" -c "$root/tests/firmware/produce-probe.c" \
         -o "$build/probe-$cpu.o"
     for fn in probe_produce probe_masked; do
         # The fast path: from the entry to the first return, straight on
         # (the filter's early exit and the slow path's call are branches
-        # off it), less a branch that a cbz/cbnz just before jumps over
-        # (flightrec_produce()'s way to its slow path).
+        # off it).
         arm-none-eabi-objdump -d --no-show-raw-insn "$build/probe-$cpu.o" |
             awk -v f="<$fn>:" -v cpu=$cpu -v fn=$fn '
                 $2 == f { on = 1; next }
                 on && /^$/ { exit }
-                on && over != "" && ($2 == "b" || $2 == "b.n" || $2 == "b.w") {
-                    skipped = $1; over = ""; next }
-                on && skipped != "" {
-                    # The branch jumped over must land here.
-                    if ($1 != target ":") { n++; skipped = "" } }
-                on && $2 != ".word" {
-                    n++; if ($2 == "bl") calls = calls " " $4
-                    over = ""; skipped = ""
-                    if ($2 ~ /^cbn?z/) {
-                        target = $4; sub(/^0*/, "", target); over = target } }
+                on && $2 != ".word" { n++; if ($2 == "bl") calls = calls " " $4 }
                 on && ($0 ~ /(pop|ldmia).*pc}/ || $0 ~ /bx[ \t]+lr/) && n > 6 {
                     printf "%s %s: %d instructions to the return, calls:%s\n",
                            cpu, fn, n, calls; exit }'

@@ -3,13 +3,11 @@
  * The Cortex-M port of the recording runtime (src/producer/platform.h) for
  * the ARM MPS2 boards QEMU emulates (mps2-an385: Cortex-M3, mps2-an505:
  * Cortex-M33; port-cortexm.h has their differences), built with
- * FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER (and, by build.sh,
- * FLIGHTREC_PORT_COUNTER_LOW: TIMER0's value register, read inline).
+ * FLIGHTREC_PORT_FIRMWARE and FLIGHTREC_PORT_COUNTER.
  *
  * - The region is a static array; nothing is ever given back.
  * - The counter is the CMSDK TIMER0 (32-bit down-counter at the system
- *   clock) extended to 64 bits by its wrap interrupt, from 2^32; the dual
- *   timer's first timer kicks the recorder (fw_kick_init()).
+ *   clock) extended to 64 bits by its wrap interrupt, from 2^32.
  * - The recorder's one "thread" is the CPU: tasks switch cooperatively, so
  *   no task is ever switched out in the middle of a record; interrupts are
  *   its signals (a record they interrupt sends theirs to the signal ring).
@@ -49,23 +47,15 @@
 #define TIMER_CTRL_ENABLE 1u
 #define TIMER_CTRL_IRQ_ENABLE 8u
 
-/* The CMSDK dual timer's first timer: periodic, 32-bit, no prescale. */
-#define DUALTIMER1_LOAD REG(FW_DUALTIMER_BASE + 0x00u)
-#define DUALTIMER1_CONTROL REG(FW_DUALTIMER_BASE + 0x08u)
-#define DUALTIMER1_INTCLR REG(FW_DUALTIMER_BASE + 0x0cu)
-#define DUALTIMER_CONTROL_PERIODIC_IRQ_32 (0x80u | 0x40u | 0x20u | 0x02u)
-
 #define NVIC_ISER0 REG(0xe000e100u)
 #define NVIC_IPR(n) (*(volatile uint8_t *)(0xe000e400u + (n)))
 
 /*=====   The counter   =====*/
 
 /* Wraps of TIMER0 counted by its interrupt (the highest priority), from
- * 1: the counter starts at 2^32.  The hot path without the counter's low
- * word inline needs it (its deadlines are above its busy mark, a
- * deadline's high half of 0, flightrec/producer.h, from the first event
- * on; below 2^32 every event would take the slow path); with it, it does
- * no harm. */
+ * 1: the counter starts at 2^32, where the hot path's deadlines are above
+ * its busy mark (a deadline's high half of 0, flightrec/producer.h) from
+ * the first event on; below 2^32 every event would take the slow path. */
 static volatile uint32_t counter_wraps = 1;
 
 void fw_counter_init(void)
@@ -77,35 +67,6 @@ void fw_counter_init(void)
     NVIC_IPR(FW_IRQ_TIMER0) = 0x00; /* above every other interrupt */
     NVIC_ISER0 = 1u << FW_IRQ_TIMER0;
     TIMER_CTRL(TIMER0_BASE) = TIMER_CTRL_ENABLE | TIMER_CTRL_IRQ_ENABLE;
-}
-
-static volatile uint32_t kicks;
-
-void fw_kick_init(uint32_t ticks)
-{
-    /* As often as flightrec/port.h asks, whatever records. */
-    if (ticks > FW_KICK_TICKS_MAX)
-        ticks = FW_KICK_TICKS_MAX;
-    DUALTIMER1_CONTROL = 0;
-    DUALTIMER1_LOAD = ticks - 1u;
-    DUALTIMER1_INTCLR = 1u;
-    NVIC_IPR(FW_IRQ_DUALTIMER) = 0x00;
-    NVIC_ISER0 = 1u << FW_IRQ_DUALTIMER;
-    DUALTIMER1_CONTROL = DUALTIMER_CONTROL_PERIODIC_IRQ_32;
-}
-
-void fw_kick_handler(void)
-{
-    DUALTIMER1_INTCLR = 1u;
-    kicks++;
-#if defined(FLIGHTREC_PORT_COUNTER_LOW)
-    flightrec_counter_kick();
-#endif
-}
-
-uint32_t fw_kicks(void)
-{
-    return kicks;
 }
 
 void fw_timer0_handler(void)
@@ -162,7 +123,11 @@ void flightrec__port_region_prefault(void *at, size_t size)
 }
 
 /* Parts of the region are placed in units of a cache line: no file backs
- * them (flightrec__port_page_size() is the core's on firmware). */
+ * them. */
+size_t flightrec__port_page_size(void)
+{
+    return FLIGHTREC_REGION_ALIGN;
+}
 
 /* No session files: the region is this firmware's memory, read out over
  * the UART (or by a debugger). */
@@ -423,8 +388,9 @@ const struct flightrec_settings *flightrec__settings(void)
 #define ALL_ONES_8 \
     0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
         0xffffffffu, 0xffffffffu, 0xffffffffu
-/* The control page (its filter all set) is the core's, with the writer
- * state (flightrec__hot_state, src/producer/produce.c). */
+struct flightrec__control_page flightrec__control_page = {
+    .filter = { ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8 },
+};
 uint32_t flightrec__filter_wanted[FLIGHTREC_FILTER_WORDS] = {
     ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8,
 };

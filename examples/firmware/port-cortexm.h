@@ -23,8 +23,6 @@
 #define FW_TIMER1_BASE 0x50001000u
 #define FW_IRQ_TIMER0 3
 #define FW_IRQ_TIMER1 4
-#define FW_DUALTIMER_BASE 0x50002000u
-#define FW_IRQ_DUALTIMER 5
 #else
 #define FW_BOARD_NAME "mps2-an385"
 #define FW_CLOCK_HZ 25000000u
@@ -33,18 +31,7 @@
 #define FW_TIMER1_BASE 0x40001000u
 #define FW_IRQ_TIMER0 8
 #define FW_IRQ_TIMER1 9
-#define FW_DUALTIMER_BASE 0x40002000u
-#define FW_IRQ_DUALTIMER 10
 #endif
-
-/* The counter's low word is TIMER0's value register, inverted (build.sh
- * passes it as FLIGHTREC_PORT_COUNTER_LOW, for flightrec_produce()). */
-#if defined(FLIGHTREC_PORT_COUNTER_LOW) && \
-    FLIGHTREC_PORT_COUNTER_LOW != FW_TIMER0_BASE + 4u
-#error "FLIGHTREC_PORT_COUNTER_LOW is not this board's TIMER0 value"
-#endif
-/* The most ticks between two kicks (flightrec_counter_kick()). */
-#define FW_KICK_TICKS_MAX (1u << 29)
 
 /* The region: header, control, the 1024-entry event name table, and one
  * ring pair (the CPU's ring and its interrupts' ring). */
@@ -72,12 +59,6 @@ void fw_uart_puts(const char *text);
 /* Starts TIMER0 free-running (the counter) with its wrap interrupt. */
 void fw_counter_init(void);
 void fw_timer0_handler(void);
-/* Starts the recorder's kick (flightrec/port.h) every @ticks, at most
- * FW_KICK_TICKS_MAX, from the dual timer's first timer at the highest
- * priority; before the first event.  Its interrupt, and how many came. */
-void fw_kick_init(uint32_t ticks);
-void fw_kick_handler(void);
-uint32_t fw_kicks(void);
 /* Drains the rings onto the UART as one marked block; flightrec_drain()'s
  * code. */
 int fw_stream_block(void);

@@ -45,5 +45,4 @@ static void (*const vectors[16 + EXTERNAL_IRQS])(void) = {
     [15] = systick_handler,
     [16 + FW_IRQ_TIMER0] = fw_timer0_handler,
     [16 + FW_IRQ_TIMER1] = timer1_handler,
-    [16 + FW_IRQ_DUALTIMER] = fw_kick_handler,
 };

@@ -28,34 +28,6 @@ static FLIGHTREC_ALWAYS_INLINE uint64_t flightrec_counter(void)
 {
     return flightrec_port_counter();
 }
-#if defined(FLIGHTREC_PORT_COUNTER_LOW)
-/* A firmware port whose counter's low 32 bits are a memory-mapped register
- * defines FLIGHTREC_PORT_COUNTER_LOW to its address (its bits above the
- * low 12 a Thumb-2 immediate) and FLIGHTREC_PORT_COUNTER_LOW_DOWN if the
- * register counts down (it is inverted), so that flightrec_produce()
- * reads them inline (flightrec/producer.h, FLIGHTREC__LIMIT_MARK). */
-/** Firmware with FLIGHTREC_PORT_COUNTER_LOW: to be called at least every
- * 2^29 counter ticks (a timer interrupt), whether anything records or
- * not.  flightrec_produce() compares the counter's low 32 bits with its
- * deadline's, which is exact while they are less than 2^31 ticks apart:
- * the kick sends the next event to the slow path, which compares the
- * whole counter, so that no item after an idle gap is timed wrong. */
-void flightrec_counter_kick(void);
-#if defined(FLIGHTREC_PORT_COUNTER_LOW_DOWN)
-#define FLIGHTREC__COUNTER_LOW_UP(reg) "mvn\t" reg ", " reg "\n\t"
-#else
-#define FLIGHTREC__COUNTER_LOW_UP(reg) ""
-#endif
-static FLIGHTREC_ALWAYS_INLINE uint32_t flightrec__counter_low(void)
-{
-    uint32_t value =
-        *(const volatile uint32_t *)(uintptr_t)(FLIGHTREC_PORT_COUNTER_LOW);
-#if defined(FLIGHTREC_PORT_COUNTER_LOW_DOWN)
-    value = ~value;
-#endif
-    return value;
-}
-#endif
 #elif defined(__x86_64__) || defined(__i386__)
 #define FLIGHTREC__COUNTER_KIND "rdtsc"
 /** Reads the time-stamp counter (no fence: ordering within one thread is

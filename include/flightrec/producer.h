@@ -23,8 +23,7 @@
  * deadline holds the busy mark (FLIGHTREC__DEADLINE_BUSY: 0, or on x86-64
  * and 32-bit firmware a high half of 0), so a signal handler that records
  * in between takes the slow path, which writes to the thread's signal ring
- * instead of corrupting the interrupted record.  (Firmware with the
- * counter's low word inline: see FLIGHTREC__LIMIT_MARK.)
+ * instead of corrupting the interrupted record.
  */
 #ifndef FLIGHTREC_PRODUCER_H
 #define FLIGHTREC_PRODUCER_H
@@ -37,28 +36,6 @@
 #include "port.h"
 
 FLIGHTREC_BEGIN_DECLS
-
-/* Firmware with the counter's low word inline (FLIGHTREC_PORT_COUNTER_LOW,
- * flightrec/port.h) on a 32-bit ARM with exclusive loads and stores:
- * flightrec_produce() marks no deadline busy.  It loads the head
- * exclusively, reads the counter after it, and stores the new head
- * exclusively, again from the top if that store fails: an interrupt in
- * between (whose return clears the exclusive monitor) records first, on
- * the same ring.  It compares the counter's low word with the deadline's,
- * modulo 2^32 (the port's kick keeps them within 2^31 of each other,
- * flightrec_counter_kick()).  Records and slow paths mark the writer busy
- * with the deadline 0, as elsewhere, and with the head limit 0, which
- * sends flightrec_produce() to its slow path; a record restores both at
- * its commit (docs/recording.md, "Firmware"). */
-#if defined(FLIGHTREC_PORT_FIRMWARE) && defined(FLIGHTREC_PORT_COUNTER_LOW) && \
-    UINTPTR_MAX == 0xffffffffu && defined(__GNUC__) &&                      \
-    defined(__thumb2__) && defined(__ARM_FEATURE_LDREX) &&                  \
-    (__ARM_FEATURE_LDREX & 4) && defined(__BYTE_ORDER__) &&                 \
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FLIGHTREC__LIMIT_MARK 1
-#else
-#define FLIGHTREC__LIMIT_MARK 0
-#endif
 
 struct flightrec__writer;
 
@@ -73,9 +50,6 @@ struct flightrec_ctx {
     uint64_t deadline;
     uint32_t time_word;
     uint32_t dropping;  /**< items are counted as dropped (slow path) */
-#if FLIGHTREC__LIMIT_MARK
-    uintptr_t limit;    /**< the head limit commit restores */
-#endif
 };
 
 /** Items a record may hold before add() publishes part of it; a reader
@@ -165,10 +139,8 @@ struct flightrec__thread {
 #define FLIGHTREC__THREAD_LOCAL _Thread_local
 #define FLIGHTREC__TLS_MODEL __attribute__((tls_model("initial-exec")))
 #endif
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
 extern FLIGHTREC_API FLIGHTREC__THREAD_LOCAL struct flightrec__thread
     flightrec__self FLIGHTREC__TLS_MODEL;
-#endif
 #if defined(FLIGHTREC_PORT_FIRMWARE)
 #define FLIGHTREC__CONTROL_PAGE_BYTES 128u
 #else
@@ -189,25 +161,7 @@ struct flightrec__control_page {
     unsigned char unused[FLIGHTREC__CONTROL_PAGE_BYTES - 128];
 #endif
 };
-/* The type by a name the firmware's macro below leaves alone. */
-typedef struct flightrec__control_page flightrec__control_page_type;
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-/* Firmware: the control page and the writer state in one object (defined
- * in src/producer/produce.c, the filter all set), so that the hot path
- * finds both from one address. */
-struct flightrec__hot_state {
-    struct flightrec__control_page control;
-    struct flightrec__thread self;
-};
-extern FLIGHTREC_API struct flightrec__hot_state flightrec__hot_state;
-#define FLIGHTREC__HOT_MAIN \
-    (offsetof(struct flightrec__hot_state, self) + \
-     offsetof(struct flightrec__thread, main))
-#define flightrec__control_page (flightrec__hot_state.control)
-#define flightrec__self (flightrec__hot_state.self)
-#else
 extern FLIGHTREC_API struct flightrec__control_page flightrec__control_page;
-#endif
 
 #if defined(FLIGHTREC_PORT_FIRMWARE)
 /* One CPU: whatever reads a ring (a task, an interrupt handler, the fault
@@ -379,8 +333,7 @@ static FLIGHTREC_ALWAYS_INLINE uint64_t flightrec__busy_counter_due(
  * 64-bit compare as it is; its counter should then start at 2^32 or more
  * (the Cortex-M port's does), or events take the slow path until then. */
 #if defined(FLIGHTREC_PORT_FIRMWARE) && UINTPTR_MAX == 0xffffffffu && \
-    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
-    !FLIGHTREC__LIMIT_MARK
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define FLIGHTREC__HIGH_MARK 1
 #else
 #define FLIGHTREC__HIGH_MARK 0
@@ -440,87 +393,8 @@ static FLIGHTREC_ALWAYS_INLINE int flightrec_event_enabled(uint32_t event)
 static FLIGHTREC_ALWAYS_INLINE void flightrec_produce(uint32_t event,
                                                       uintptr_t data)
 {
-#if FLIGHTREC__LIMIT_MARK
-    /* The filter's word and the writer's from one address in a register
-     * (the compiler would load the filter word's own address, and make
-     * the other from it). */
-    uintptr_t base = (uintptr_t)&flightrec__hot_state;
-    __asm__("" : "+r"(base));
-    uint32_t id = event & FLIGHTREC_EVENT_MASK;
-    /* A volatile load of the aligned word, a relaxed atomic load on one
-     * CPU (gcc's atomic load on ARMv8-M takes no offset: one more add). */
-    const volatile uint32_t *filter = (const volatile uint32_t *)(
-        const void *)((struct flightrec__hot_state *)base)->control.filter;
-    if (FLIGHTREC_UNLIKELY(!((filter[id >> 5] >> (id & 31u)) & 1u)))
-        return;
-#else
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
         return;
-#endif
-#if FLIGHTREC__LIMIT_MARK
-    /* In assembly, so that it takes the instructions it needs and no more
-     * (gcc 12 tests the sign of the counter's difference in three, and
-     * pops and returns in two).  Goes to the slow path when the head is at
-     * its limit (0 while busy), the deadline is due, or an interrupt came
-     * between the exclusive load and store (the slow path then writes the
-     * item after whatever it recorded).  The exclusive store of the next
-     * head takes the slot before the item goes in: nothing that records
-     * later writes there.  A reader that interrupts in between finds the
-     * slot as the drain left it, all zero (src/region/ring-reader.c,
-     * FR_TAIL_INTACT), and stops there. */
-    uintptr_t limit, ring, head, word, slot;
-    /* Where the argument came (no copy). */
-    register uintptr_t data_word __asm__("r0") = data;
-    __asm__ __volatile__ goto(
-        "ldrd\t%[limit], %[ring], [%[base], %[o_limit]]\n\t"
-        "ldr\t%[word], [%[base], %[o_deadline]]\n\t"
-        "ldr\t%[slot], [%[base], %[o_lap]]\n\t"
-        "ldrex\t%[head], [%[ring]]\n\t"
-        "cmp\t%[head], %[limit]\n\t"
-        "bhs\t%l[slow]\n\t"
-        /* The counter after the exclusive load: whatever records before
-         * this item makes the exclusive store fail. */
-        "mov\t%[limit], %[c_page]\n\t"
-        "ldr\t%[limit], [%[limit], %[c_offset]]\n\t"
-        FLIGHTREC__COUNTER_LOW_UP("%[limit]")
-        /* Due when the counter minus the deadline is not negative. */
-        "cmp\t%[limit], %[word]\n\t"
-        "bpl\t%l[slow]\n\t"
-        "orr\t%[word], %[id], %[limit], lsl %[shift]\n\t"
-        "add\t%[slot], %[slot], %[head], lsl #3\n\t"
-        "adds\t%[head], %[head], #1\n\t"
-        "strex\t%[limit], %[head], [%[ring]]\n\t"
-        /* Over the branch (which a cbnz could not reach in every caller):
-         * one instruction on the way to the store, as a cbnz would be. */
-        "cbz\t%[limit], 1f\n\t"
-        "b\t%l[slow]\n"
-        "1:\tstrd\t%[word], %[data], [%[slot]]"
-        /* (cbnz takes a low register) */
-        : [limit] "=&l"(limit), [ring] "=&r"(ring), [head] "=&r"(head),
-          [word] "=&r"(word), [slot] "=&r"(slot)
-        : [base] "r"(base), [data] "r"(data_word), [id] "r"(id),
-          [o_limit] "i"(FLIGHTREC__HOT_MAIN + offsetof(struct flightrec__writer,
-                                                       head_limit)),
-          [o_deadline] "i"(FLIGHTREC__HOT_MAIN +
-                           offsetof(struct flightrec__writer, deadline_half)),
-          [o_lap] "i"(FLIGHTREC__HOT_MAIN + offsetof(struct flightrec__writer,
-                                                     lap_base)),
-          [c_page] "i"(FLIGHTREC_PORT_COUNTER_LOW & ~0xfffu),
-          [c_offset] "i"(FLIGHTREC_PORT_COUNTER_LOW & 0xfffu),
-          [shift] "i"(FLIGHTREC_EVENT_BITS)
-        : "cc", "memory"
-        : slow);
-    _Static_assert(offsetof(struct flightrec__writer, ring) ==
-                       offsetof(struct flightrec__writer, head_limit) +
-                           sizeof(uintptr_t),
-                   "the ring follows the head limit (one ldrd)");
-    _Static_assert(offsetof(struct flightrec__ring_head, head) == 0,
-                   "the head is the ring head's first word");
-    return;
-slow:
-    flightrec__produce_slow_late(
-        event, data, ((struct flightrec__hot_state *)base)->self.main.deadline);
-#else /* !FLIGHTREC__LIMIT_MARK */
     struct flightrec__writer *w = &flightrec__self.main;
 #if FLIGHTREC__SPLIT_DEADLINE
     uint32_t deadline_high;
@@ -585,7 +459,6 @@ slow:
 #else
     w->deadline = deadline;
 #endif
-#endif /* FLIGHTREC__LIMIT_MARK */
 }
 
 FLIGHTREC_API void flightrec__prepare_slow(struct flightrec_ctx *ctx,
@@ -620,23 +493,6 @@ flightrec__record_deadline(struct flightrec__writer *w, uint64_t deadline)
 #endif
 }
 
-/* The records' second busy mark (see FLIGHTREC__LIMIT_MARK): the head
- * limit, read after the deadline's mark, is kept in @a name and is 0
- * until the record ends; without it, @a name is the writer's limit. */
-#if FLIGHTREC__LIMIT_MARK
-#define FLIGHTREC__LIMIT_BUSY(w, name)           \
-    uintptr_t name = (w)->head_limit;            \
-    (w)->head_limit = 0;                         \
-    atomic_signal_fence(memory_order_seq_cst)
-#define FLIGHTREC__LIMIT_RESTORE(w, name)        \
-    (atomic_signal_fence(memory_order_seq_cst), (w)->head_limit = (name))
-#define FLIGHTREC__LIMIT_OF(w, name) (name)
-#else
-#define FLIGHTREC__LIMIT_BUSY(w, name) ((void)0)
-#define FLIGHTREC__LIMIT_RESTORE(w, name) ((void)0)
-#define FLIGHTREC__LIMIT_OF(w, name) ((w)->head_limit)
-#endif
-
 FLIGHTREC__COLD_COPY struct flightrec_ctx
 flightrec__prepare_cold(struct flightrec__writer *w, uintptr_t head,
                         uint64_t now, uint64_t deadline)
@@ -648,9 +504,6 @@ flightrec__prepare_cold(struct flightrec__writer *w, uintptr_t head,
     ctx.deadline = deadline;
     ctx.time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx.dropping = 0;
-#if FLIGHTREC__LIMIT_MARK
-    ctx.limit = 0; /* the slow path sets what commit restores */
-#endif
     flightrec__prepare_slow(&ctx, now);
     return ctx;
 }
@@ -674,7 +527,6 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
     uint64_t deadline = w->deadline;
     w->deadline = 0;
     atomic_signal_fence(memory_order_seq_cst);
-    FLIGHTREC__LIMIT_BUSY(w, head_limit);
     uint64_t now = flightrec_counter();
     int due = now >= deadline;
 #endif
@@ -684,7 +536,7 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
      * recorder, whose filter rejects every add). */
     if (FLIGHTREC_UNLIKELY(
             due || FLIGHTREC__POSITION_WRAPS(head, FLIGHTREC_MAX_PENDING) ||
-            head + FLIGHTREC_MAX_PENDING > FLIGHTREC__LIMIT_OF(w, head_limit))) {
+            head + FLIGHTREC_MAX_PENDING > w->head_limit)) {
 #if FLIGHTREC__SPLIT_DEADLINE
         /* The slow path wants the whole counter value: read it again, as
          * flightrec_produce() does. */
@@ -709,33 +561,18 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_prepare(struct flightrec_ctx *ctx)
 #endif
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
     ctx->dropping = 0;
-#if FLIGHTREC__LIMIT_MARK
-    ctx->limit = head_limit;
-#endif
 }
 
 /* What flightrec__add_slow() changes in a record. */
 struct flightrec__add_result {
     uintptr_t head;
     uintptr_t room;
-#if FLIGHTREC__LIMIT_MARK
-    uintptr_t limit;
-#endif
 };
-
-#if FLIGHTREC__LIMIT_MARK
-#define FLIGHTREC__ADD_LIMIT_PARAM , uintptr_t limit
-#define FLIGHTREC__ADD_LIMIT_ARG(ctx) , (ctx)->limit
-#else
-#define FLIGHTREC__ADD_LIMIT_PARAM
-#define FLIGHTREC__ADD_LIMIT_ARG(ctx)
-#endif
 
 FLIGHTREC__COLD_COPY struct flightrec__add_result
 flightrec__add_cold(struct flightrec__writer *w, uintptr_t head,
                     uintptr_t room, uint64_t deadline, uint32_t time_word,
-                    uint32_t dropping, uint32_t event,
-                    uintptr_t data FLIGHTREC__ADD_LIMIT_PARAM)
+                    uint32_t dropping, uint32_t event, uintptr_t data)
 {
     struct flightrec_ctx ctx;
     ctx.writer = w;
@@ -744,15 +581,8 @@ flightrec__add_cold(struct flightrec__writer *w, uintptr_t head,
     ctx.deadline = deadline;
     ctx.time_word = time_word;
     ctx.dropping = dropping;
-#if FLIGHTREC__LIMIT_MARK
-    ctx.limit = limit;
-#endif
     flightrec__add_slow(&ctx, event, data);
-#if FLIGHTREC__LIMIT_MARK
-    struct flightrec__add_result result = { ctx.head, ctx.room, ctx.limit };
-#else
     struct flightrec__add_result result = { ctx.head, ctx.room };
-#endif
     return result;
 }
 
@@ -764,13 +594,9 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_add(struct flightrec_ctx *ctx,
     if (FLIGHTREC_UNLIKELY(ctx->room == 0)) {
         struct flightrec__add_result r = flightrec__add_cold(
             ctx->writer, ctx->head, ctx->room, ctx->deadline,
-            ctx->time_word, ctx->dropping, event,
-            data FLIGHTREC__ADD_LIMIT_ARG(ctx));
+            ctx->time_word, ctx->dropping, event, data);
         ctx->head = r.head;
         ctx->room = r.room;
-#if FLIGHTREC__LIMIT_MARK
-        ctx->limit = r.limit;
-#endif
         return;
     }
     if (FLIGHTREC_UNLIKELY(!flightrec_event_enabled(event)))
@@ -799,10 +625,6 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec_commit(struct flightrec_ctx *ctx)
     w->deadline_half[1] = (uint32_t)ctx->deadline;
 #else
     w->deadline = ctx->deadline;
-#endif
-#if FLIGHTREC__LIMIT_MARK
-    atomic_signal_fence(memory_order_seq_cst);
-    w->head_limit = ctx->limit;
 #endif
 }
 
@@ -872,15 +694,14 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec__produce_2_fast(uint32_t event0,
     }
     struct flightrec__writer *w = &flightrec__self.main;
     uint64_t deadline = w->deadline;
-    w->deadline = 0; /* as in flightrec_prepare() */
+    w->deadline = 0; /* as in flightrec_produce() */
     atomic_signal_fence(memory_order_seq_cst);
-    FLIGHTREC__LIMIT_BUSY(w, head_limit);
     uint64_t now = flightrec_counter();
     struct flightrec__ring_head *ring = w->ring;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     if (FLIGHTREC_UNLIKELY(now >= deadline ||
                            FLIGHTREC__POSITION_WRAPS(head, 2) ||
-                           head + 2 > FLIGHTREC__LIMIT_OF(w, head_limit))) {
+                           head + 2 > w->head_limit)) {
         flightrec__produce_2_slow(event0, data0, event1, data1, now,
                                   deadline);
         return;
@@ -893,7 +714,6 @@ static FLIGHTREC_ALWAYS_INLINE void flightrec__produce_2_fast(uint32_t event0,
     FLIGHTREC__PUBLISH(&ring->head, head + 2);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
-    FLIGHTREC__LIMIT_RESTORE(w, head_limit);
 }
 
 /* Up to FLIGHTREC_MAX_PENDING items, passed by value. */
@@ -917,9 +737,8 @@ flightrec__produce_n_fast(const struct flightrec_item_in *items, size_t n)
 {
     struct flightrec__writer *w = &flightrec__self.main;
     uint64_t deadline = w->deadline;
-    w->deadline = 0; /* as in flightrec_prepare() */
+    w->deadline = 0; /* as in flightrec_produce() */
     atomic_signal_fence(memory_order_seq_cst);
-    FLIGHTREC__LIMIT_BUSY(w, head_limit);
     uint64_t now = flightrec_counter();
     struct flightrec__ring_head *ring = w->ring;
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -929,7 +748,7 @@ flightrec__produce_n_fast(const struct flightrec_item_in *items, size_t n)
     }
     if (FLIGHTREC_UNLIKELY(now >= deadline ||
                            FLIGHTREC__POSITION_WRAPS(head, n) ||
-                           head + n > FLIGHTREC__LIMIT_OF(w, head_limit))) {
+                           head + n > w->head_limit)) {
         struct flightrec__pending copy;
 #if FLIGHTREC__PENDING_WRITTEN_OUT
         FLIGHTREC__EACH_PENDING(FLIGHTREC__COPY_PENDING)
@@ -955,7 +774,6 @@ flightrec__produce_n_fast(const struct flightrec_item_in *items, size_t n)
     FLIGHTREC__PUBLISH(&ring->head, head + (uintptr_t)(next - start));
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
-    FLIGHTREC__LIMIT_RESTORE(w, head_limit);
 }
 
 #if !defined(FLIGHTREC__OUT_OF_LINE_MULTI)

@@ -47,10 +47,8 @@ static int live_name(const ring_t *ring, uint32_t words[4])
 
 static void publish_frequency(void)
 {
-    if (!FLIGHTREC__FREQUENCY_AT_CREATION) /* (runtime.h) */
-        atomic_store_explicit(&region_header()->counter_frequency,
-                              flightrec_counter_frequency(),
-                              memory_order_relaxed);
+    atomic_store_explicit(&region_header()->counter_frequency,
+                          flightrec_counter_frequency(), memory_order_relaxed);
 }
 
 /*=====   Dump   =====*/
@@ -256,21 +254,12 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         return -EBUSY;
 #endif
     flightrec__mutex_lock(&drain_lock);
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-    /* No write cuts an item there (stream-writer.c): the sink writes to
-     * whichever descriptor this drain is given. */
-    drain_fd = fd;
-    if (!drain_started)
-        frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
-                         sizeof(drain_buffer));
-#else
     if (fd != drain_fd || !drain_started) {
         /* A cut item is finished only on the descriptor it was cut on. */
         drain_fd = fd;
         frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
                         sizeof(drain_buffer));
     }
-#endif
     frw_sink_resume(&drain_sink);
     if (!drain_started) {
         frw_put_header(&drain_sink, region_header(), region_control());

@@ -30,17 +30,8 @@ void flightrec__port_region_prefault(void *at, size_t size);
  * Hosted only: the drain calls it for the pages a producer writes next. */
 void flightrec__port_region_populate(void *at, size_t size);
 #endif
-/* The unit region parts are placed in, so that a file can back them.  A
- * firmware's region is its own memory, which no file backs: a cache line,
- * known when the core is built. */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-static inline size_t flightrec__port_page_size(void)
-{
-    return FLIGHTREC_REGION_ALIGN;
-}
-#else
+/* The unit region parts are placed in, so that a file can back them. */
 size_t flightrec__port_page_size(void);
-#endif
 
 struct flightrec_region_process;
 /* Backs [base, base + size) of a reserved region with a session file that

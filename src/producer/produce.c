@@ -39,27 +39,10 @@ static struct flightrec__ring_head unattached_head;
  * deadline and its busy store would leave the interrupted event's slow path
  * taking the thread for one inside a record, and the main writer busy for
  * good (every later event in the slow path and the signal ring). */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-/* With the control page (flightrec/producer.h): the filter all set, since
- * a firmware has no start-up configuration to say otherwise. */
-#define ALL_ONES_8                                                      \
-    0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, \
-        0xffffffffu, 0xffffffffu, 0xffffffffu
-struct flightrec__hot_state flightrec__hot_state = {
-    .control = { .filter = { ALL_ONES_8, ALL_ONES_8, ALL_ONES_8, ALL_ONES_8 } },
-    .self = {
-        .main = { .deadline = FLIGHTREC__DEADLINE_DUE,
-                  .ring = &unattached_head },
-        .signal = { .ring = &unattached_head },
-    },
-};
-_Static_assert(FLIGHTREC_EVENT_COUNT / 32 == 4 * 8, "four times eight words");
-#else
 FLIGHTREC__THREAD_LOCAL struct flightrec__thread flightrec__self = {
     .main = { .deadline = FLIGHTREC__DEADLINE_DUE, .ring = &unattached_head },
     .signal = { .ring = &unattached_head },
 };
-#endif
 
 /* Per-thread state only the slow paths touch. */
 struct writer_sync {
@@ -77,14 +60,6 @@ static FLIGHTREC__THREAD_LOCAL struct {
     ring_t *ring[2];            /* 0: main, 1: signal */
     struct writer_sync sync[2];
 } self_private;
-
-/* A firmware records from start to end (its port's flightrec_is_running()
- * is 1): the slow paths do not ask. */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define ALWAYS_RUNNING 1
-#else
-#define ALWAYS_RUNNING 0
-#endif
 
 /* After an attach that failed for want of memory, the next try waits this
  * many ticks: a thread without rings must not pay an attach per event. */
@@ -179,10 +154,6 @@ static void mode_follow(int which)
 
 static int discard_mode(int which)
 {
-#if defined(FLIGHTREC_PORT_FIRMWARE) /* its one mode (runtime.h) */
-    (void)which;
-    return 1;
-#endif
     return atomic_load_explicit(&self_private.ring[which]->mode,
                                 memory_order_relaxed) ==
            FLIGHTREC_MODE_DISCARD;
@@ -203,7 +174,7 @@ static int sync_is_due(int which, uint64_t now, uintptr_t head)
  * position.  The limit stops at the end of the head's lap (one slow path
  * more per lap), so that the fast paths find their slots from the lap base
  * without masking and never wrap around the array within a record. */
-static uint64_t rearm(int which, uintptr_t head, uintptr_t *head_limit)
+static uint64_t rearm(int which, uintptr_t head)
 {
     struct flightrec__writer *w = writer_of(which);
     const ring_t *ring = self_private.ring[which];
@@ -222,7 +193,7 @@ static uint64_t rearm(int which, uintptr_t head, uintptr_t *head_limit)
         limit = lap_end;
     w->lap_base = (uintptr_t)w->items -
                   lap_first * (uintptr_t)sizeof(struct flightrec_item);
-    *head_limit = limit;
+    w->head_limit = limit;
     uint64_t deadline = sync->time + FLIGHTREC_SYNC_TICKS;
     if (sync->none_yet || deadline < FLIGHTREC__DEADLINE_DUE) {
         /* The next event writes the first pair; or, with the split
@@ -230,7 +201,7 @@ static uint64_t rearm(int which, uintptr_t head, uintptr_t *head_limit)
          * (its first second or so after boot), where a deadline cannot be
          * told from the busy mark: the head limit sends the next event
          * here whatever its time. */
-        *head_limit = 0;
+        w->head_limit = 0;
         return FLIGHTREC__DEADLINE_DUE;
     }
     return deadline;
@@ -323,8 +294,7 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
-    if (!FLIGHTREC__FREQUENCY_AT_CREATION &&
-        !atomic_load_explicit(&flightrec__frequency_published,
+    if (!atomic_load_explicit(&flightrec__frequency_published,
                               memory_order_relaxed))
         flightrec__timebase_publish_if_ready();
     note_recorder_items(self_private.ring[which], head, n);
@@ -370,7 +340,7 @@ static void write_one(int which, uint32_t event, uintptr_t data, uint64_t now)
         put(w, head, time_word, event, data);
         atomic_store_explicit(&w->ring->head, ++head, memory_order_release);
     }
-    uint64_t deadline = rearm(which, head, &w->head_limit);
+    uint64_t deadline = rearm(which, head);
     atomic_signal_fence(memory_order_seq_cst);
     w->deadline = deadline;
 }
@@ -417,16 +387,12 @@ static int attach_self(void)
         return -1;
     }
 #endif
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
-    /* (A firmware's region is sized for its one pair at build time: an
-     * attach that fails fails fast, and tries again at the next event.) */
     if (self_private.attach_retry_at != 0 &&
         flightrec_counter() < self_private.attach_retry_at) {
         flightrec__count_lost_without_ring(1);
         flightrec__self.main.deadline = FLIGHTREC__DEADLINE_DUE;
         return -1;
     }
-#endif
     self_private.attaching = 1;
     atomic_signal_fence(memory_order_seq_cst);
     int rc = 0;
@@ -440,20 +406,16 @@ static int attach_self(void)
     /* A handler's count made before the store above must be read after it. */
     atomic_signal_fence(memory_order_seq_cst);
     if (rc != 0) {
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
         if (rc == -ENOMEM)
             self_private.attach_retry_at =
                 flightrec_counter() + ATTACH_RETRY_TICKS;
-#endif
         flightrec__count_lost_without_ring(1 + self_private.lost_attaching);
         self_private.lost_attaching = 0;
     }
     if (rc != 0) /* unattached again: armed and due (see flightrec__self) */
         flightrec__self.main.deadline = FLIGHTREC__DEADLINE_DUE;
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
     if (rc == 0)
         self_private.attach_retry_at = 0;
-#endif
     if (rc == 0 && self_private.lost_attaching != 0) {
         /* Handler items that came while attaching: dropped, counted. */
         atomic_fetch_add_explicit(
@@ -472,9 +434,6 @@ static int attach_self(void)
 static void mark_main_busy(void)
 {
     flightrec__self.main.deadline = 0;
-#if FLIGHTREC__LIMIT_MARK
-    flightrec__self.main.head_limit = 0; /* for flightrec_produce() */
-#endif
     atomic_signal_fence(memory_order_seq_cst);
 }
 
@@ -515,8 +474,7 @@ static void produce_slow(uint32_t event, uintptr_t data, uint64_t now,
             struct flightrec__writer *w = &flightrec__self.main;
             w->deadline = rearm(
                 WRITER_MAIN,
-                atomic_load_explicit(&w->ring->head, memory_order_relaxed),
-                &w->head_limit);
+                atomic_load_explicit(&w->ring->head, memory_order_relaxed));
             return;
         }
         now = flightrec_counter();
@@ -545,7 +503,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;
 
-    if (!ALWAYS_RUNNING && !flightrec_is_running()) {
+    if (!flightrec_is_running()) {
         flightrec__self.main.deadline = ctx->deadline;
         ctx->writer = NULL;
         ctx->room = 0;
@@ -558,26 +516,25 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         sw->deadline = 0;
         atomic_signal_fence(memory_order_seq_cst);
         if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
+            ctx->writer = NULL;
+            ctx->room = 0;
             ctx->deadline = DEADLINE_TOO_DEEP;
-            goto no_writer;
+            return;
         }
         which = WRITER_SIGNAL;
         now = flightrec_counter();
     } else if (!self_private.attached) {
-        if (attach_self() != 0)
-            goto no_writer;
+        if (attach_self() != 0) {
+            ctx->writer = NULL;
+            ctx->room = 0;
+            return;
+        }
         now = flightrec_counter();
     } else {
         mark_main_busy();
     }
 
     struct flightrec__writer *w = writer_of(which);
-#if FLIGHTREC__LIMIT_MARK
-    /* The writer's limit stays 0 until commit restores this one. */
-    uintptr_t *limit_at = &ctx->limit;
-#else
-    uintptr_t *limit_at = &w->head_limit;
-#endif
     uintptr_t head = atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     ctx->writer = w;
     ctx->time_word = FLIGHTREC_TIME_EVENT(now, 0);
@@ -589,26 +546,21 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         /* Items without their due sync pair could not be timed: count
          * them as dropped, still with the deadline at 0 until commit. */
         ctx->head = head;
-        ctx->deadline = rearm(which, head, limit_at);
+        ctx->deadline = rearm(which, head);
         ctx->room = 0;
         ctx->dropping = 1;
         return;
     }
     head = write_sync_if_due(which, now, head, sync);
     ctx->head = head;
-    ctx->deadline = rearm(which, head, limit_at);
+    ctx->deadline = rearm(which, head);
     /* Sync items (if any) are published with the record's first part. */
     uintptr_t published =
         atomic_load_explicit(&w->ring->head, memory_order_relaxed);
     uintptr_t limit = published + FLIGHTREC_MAX_PENDING;
-    if (discard_mode(which) && *limit_at < limit)
-        limit = *limit_at;
+    if (discard_mode(which) && w->head_limit < limit)
+        limit = w->head_limit;
     set_room(ctx, lap_limit(w, ctx->head, limit));
-    return;
-
-no_writer: /* add_slow() then writes none of the record's items */
-    ctx->writer = NULL;
-    ctx->room = 0;
 }
 
 void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
@@ -661,11 +613,7 @@ static void add_slow(struct flightrec_ctx *ctx, uint32_t event,
      * head then be below the limit again: the next record takes the slow
      * path, so that no fast path uses a lap base the head has left.  (With
      * 64-bit positions a head past the limit is above it.) */
-#if FLIGHTREC__LIMIT_MARK
-    ctx->limit = 0; /* what commit restores */
-#else
     w->head_limit = 0;
-#endif
 #endif
     uintptr_t limit = published + FLIGHTREC_MAX_PENDING;
     /* The room counted the item just put. */
@@ -681,18 +629,6 @@ void flightrec__add_slow(struct flightrec_ctx *ctx, uint32_t event,
     add_slow(ctx, event, data);
     ERRNO_RESTORE();
 }
-
-#if FLIGHTREC__LIMIT_MARK
-/* The port's periodic kick (flightrec.h): the next flightrec_produce()
- * takes the slow path, which re-arms from the whole counter.  Inside a
- * record (or a slow path) the limit is 0 already, and the commit's
- * restore loses this kick: the next one comes within 2^29 ticks, and the
- * deadline the record restores was armed within one kick period. */
-void flightrec_counter_kick(void)
-{
-    flightrec__self.main.head_limit = 0;
-}
-#endif
 
 void flightrec__self_bind(ring_t *main_ring, ring_t *signal_ring)
 {

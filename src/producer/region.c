@@ -114,11 +114,6 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     h->hot_offset = hot_at;
     /* Readers of the other kind of shared words refuse the region. */
     h->flags = FLIGHTREC_REGION_NARROW ? FLIGHTREC_REGION_WORDS_32 : 0;
-#if FLIGHTREC__FREQUENCY_AT_CREATION
-    atomic_store_explicit(&h->counter_frequency,
-                          (flightrec_region_word)flightrec_counter_frequency(),
-                          memory_order_relaxed);
-#endif
 #if defined(FLIGHTREC_PORT_COUNTER)
     h->counter_kind = FLIGHTREC_REGION_COUNTER_PORT;
 #elif defined(__x86_64__) || defined(__i386__)
@@ -140,13 +135,8 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     c->items = (uint32_t)settings->items;
     c->signal_items = (uint32_t)settings->signal_items;
     c->retained = settings->retained;
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-    atomic_store_explicit(&c->mode, (uint32_t)flightrec__current_mode(),
-                          memory_order_relaxed);
-#else
     atomic_store_explicit(&c->mode, (uint32_t)settings->mode,
                           memory_order_relaxed);
-#endif
     /* What the program asked for so far, before another process can see
      * the control words (the hot page is shared below). */
     for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
@@ -217,7 +207,6 @@ void flightrec__region_publish_settings(const struct flightrec_settings *s)
      * another's. */
 }
 
-#ifndef FLIGHTREC_PORT_FIRMWARE /* (runtime.h) */
 int flightrec__current_mode(void)
 {
     if (flightrec__region_base == NULL)
@@ -229,7 +218,6 @@ int flightrec__current_mode(void)
                ? FLIGHTREC_MODE_DISCARD
                : FLIGHTREC_MODE_FLIGHT;
 }
-#endif
 
 void flightrec__count_lost_without_ring(uintptr_t n)
 {

@@ -57,9 +57,9 @@ _Static_assert(WORD_AT(flightrec_region_control, lock) == 40 &&
                             rewind_request) == 48,
                "control block: lock at 40, rewind at 48");
 /* The hot path reads the hot page through its own control page. */
-_Static_assert(offsetof(flightrec__control_page_type, filter) ==
+_Static_assert(offsetof(struct flightrec__control_page, filter) ==
                    offsetof(struct flightrec_region_hot, filter) &&
-                   sizeof(((flightrec__control_page_type *)0)->filter) ==
+                   sizeof(((struct flightrec__control_page *)0)->filter) ==
                        sizeof(((struct flightrec_region_hot *)0)->filter),
                "hot page: the filter in force at 0");
 _Static_assert(offsetof(struct flightrec_region_names, kind) ==
@@ -152,16 +152,9 @@ static inline uintptr_t ring_offset(const ring_t *ring)
     return (uintptr_t)((const unsigned char *)ring - flightrec__region_base);
 }
 
-/* A ring known to be at @offset (never 0): a new ring's place, a ring's
- * partner. */
-static inline ring_t *ring_there(uint64_t offset)
-{
-    return (ring_t *)(void *)(flightrec__region_base + (uintptr_t)offset);
-}
-
 static inline ring_t *ring_partner(const ring_t *ring)
 {
-    return ring_there(ring->partner_offset);
+    return ring_at(ring->partner_offset);
 }
 
 static inline struct flightrec_region_item *ring_items(const ring_t *ring)

@@ -143,14 +143,6 @@ void flightrec__timebase_init(void);
  * until flightrec__frequency_published). */
 void flightrec__timebase_publish_if_ready(void);
 extern _Atomic int flightrec__frequency_published;
-/* A firmware port states its counter's frequency: the region is created
- * with it (region.c), and neither the slow paths nor the drains publish it
- * again. */
-#if defined(FLIGHTREC_PORT_FIRMWARE) && defined(FLIGHTREC_PORT_COUNTER)
-#define FLIGHTREC__FREQUENCY_AT_CREATION 1
-#else
-#define FLIGHTREC__FREQUENCY_AT_CREATION 0
-#endif
 
 /* The region (region.c): created at start-up. */
 int flightrec__region_create(const struct flightrec_settings *settings);
@@ -162,17 +154,8 @@ void flightrec__region_publish_control(const uint32_t *filter, int running,
 /* The settings' mode and sizes into the control block. */
 void flightrec__region_publish_settings(const struct flightrec_settings *s);
 /* The mode of new rings: the control block's (which `flightrec ctl` may
- * change), or the settings' before the region exists.  A firmware's rings
- * are all in discard mode, whatever its settings say: its ring reader
- * relies on it (src/region/ring-reader.c, FR_TAIL_INTACT). */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-static inline int flightrec__current_mode(void)
-{
-    return FLIGHTREC_MODE_DISCARD;
-}
-#else
+ * change), or the settings' before the region exists. */
 int flightrec__current_mode(void);
-#endif
 /* Counts an event that found no ring. */
 void flightrec__count_lost_without_ring(uintptr_t n);
 

@@ -7,44 +7,23 @@
 #include <string.h>
 
 #define BLOCK_ITEMS 128
-/* Tries before a ring whose owner keeps changing is left for next time.
- * On one CPU (firmware) a reader is never overlapped by a writer, only
- * interrupted by one, which finishes first: one try sees a steady
- * identity, or one the reader itself interrupted, which stays unsteady. */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define IDENTITY_TRIES 1
-#else
+/* Tries before a ring whose owner keeps changing is left for next time. */
 #define IDENTITY_TRIES 1000
-#endif
 /* Restarts after the producer overtook the copy. */
 #define LAP_TRIES 16
 #define READER_REWOUND 1u
 
 typedef struct flightrec_region_ring ring_t;
 
-/* A firmware's rings are all in discard mode (its one mode,
- * flightrec__current_mode()) and have one owner ever, and its one reader
- * is the only one that moves the tail: the writer never passes the tail,
- * so what lies between the tail and the head is intact while it is
- * copied.  The reader then starts at the tail, checks no copy against the
- * head, and counts no recorder items (docs/recording.md, "Firmware"). */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define FR_TAIL_INTACT 1
-#else
-#define FR_TAIL_INTACT 0
-#endif
-
 static int before(uintptr_t a, uintptr_t b)
 {
     return (intptr_t)(a - b) < 0;
 }
 
-#if !FR_TAIL_INTACT
 static uintptr_t later(uintptr_t a, uintptr_t b)
 {
     return before(a, b) ? b : a;
 }
-#endif
 
 static const struct flightrec_region_item *items_of(const unsigned char *base,
                                                     const ring_t *ring)
@@ -53,13 +32,11 @@ static const struct flightrec_region_item *items_of(const unsigned char *base,
         base + ring->items_offset);
 }
 
-#if !FR_TAIL_INTACT
 static int is_recorder_item(uint32_t event_word)
 {
     uint32_t id = FLIGHTREC_GET_EVENT(event_word);
     return id == FLIGHTREC_EV_UPTIME_LOW || id == FLIGHTREC_EV_UPTIME_HIGH;
 }
-#endif
 
 /* Packs @n ring items at @from into the stream's item form at @out;
  * returns how many of them are recorder items.  The hot loop of a drain:
@@ -82,15 +59,6 @@ static uintptr_t copy_items_scalar(unsigned char *out,
             atomic_load_explicit(&from[i].data, memory_order_relaxed);
         memcpy(out, &event, 4);
         memcpy(out + 4, &data, sizeof(data));
-#if FR_TAIL_INTACT
-        /* Back to zero, as before the first lap, so that a slot taken but
-         * not yet written reads as zero (read_owner()): in discard mode
-         * only slots read already lie ahead of the head, and the writer
-         * takes them only once the tail has passed them. */
-        atomic_store_explicit(
-            &((struct flightrec_region_item *)(uintptr_t)from)[i].event, 0,
-            memory_order_relaxed);
-#endif
         out += FRW_ITEM_SIZE;
         recorder += (event & RECORDER_ID_MASK) == FLIGHTREC_EV_UPTIME_HIGH;
     }
@@ -106,8 +74,7 @@ static uintptr_t copy_items_scalar(unsigned char *out,
 #define FR_UNDER_TSAN 1
 #endif
 
-#if defined(__x86_64__) && defined(__SSE2__) && !defined(FR_UNDER_TSAN) && \
-    !FR_TAIL_INTACT /* (whose copy zeroes what it read) */
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(FR_UNDER_TSAN)
 #include <emmintrin.h>
 _Static_assert(sizeof(struct flightrec_region_item) == 16 &&
                    FRW_ITEM_SIZE == 12,
@@ -230,16 +197,22 @@ static int read_identity(const ring_t *ring, struct identity *out)
     return -1;
 }
 
-#if !FR_TAIL_INTACT
 /* Whether the ring still has the owner @id was read for (a rename does
- * not change the owner).  (A firmware's rings have one owner ever.) */
+ * not change the owner). */
 static int same_owner(const ring_t *ring, const struct identity *id)
 {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* A firmware's rings have one owner ever (fr_ring_drain()), which
+     * the identity read: it cannot change under a copy. */
+    (void)ring;
+    (void)id;
+    return 1;
+#else
     FR_FENCE_ACQUIRE();
     return atomic_load_explicit(&ring->owner_generation,
                                 memory_order_relaxed) == id->owner_generation;
-}
 #endif
+}
 
 static uintptr_t drops_total(const ring_t *ring)
 {
@@ -247,7 +220,6 @@ static uintptr_t drops_total(const ring_t *ring)
            atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);
 }
 
-#if !FR_TAIL_INTACT
 /*
  * The head, and the recorder items of the current owner before it.  The
  * owner counts a group of recorder items (in the slot it is about to put in
@@ -305,16 +277,16 @@ static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
 {
     FR_FENCE_ACQUIRE();
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+#if !defined(FLIGHTREC_PORT_FIRMWARE) /* one owner ever (same_owner()) */
     if (atomic_load_explicit(&ring->owner_generation, memory_order_relaxed) !=
         id->owner_generation) {
         /* A new owner does not stop at our tail: only the flight bound
          * holds for what it may have written. */
         return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
     }
+#endif
     return oldest_intact(ring, id, head);
 }
-
-#endif /* !FR_TAIL_INTACT */
 
 static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
                            const struct owner *owner, uintptr_t events,
@@ -332,7 +304,6 @@ static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
         frw_put_meta(sink, FLIGHTREC_EV_PER_CPU_DISCARD, discard);
 }
 
-#if !FR_TAIL_INTACT
 /* Counts the recorder items in [*from, head) of the copy as it is now; if
  * the producer overwrote part of it meanwhile, *from moves past that. */
 static uintptr_t count_recorder_items(const unsigned char *base,
@@ -364,7 +335,6 @@ static uintptr_t count_recorder_items(const unsigned char *base,
     }
     return count;
 }
-#endif /* !FR_TAIL_INTACT */
 
 /*
  * Writes the owner's items from position @from (the owner's events before
@@ -373,8 +343,7 @@ static uintptr_t count_recorder_items(const unsigned char *base,
  * nothing to report; with @reread the first chunk reports no overflow (the
  * reader asked to read again what is held).  On return *end and
  * *end_events say where it got to.  Returns -1 if the ring got another
- * owner before anything was written, else 0.  FR_TAIL_INTACT: @from is
- * the tail, where the chunk begins.
+ * owner before anything was written, else 0.
  */
 static int read_owner(struct frw_sink *sink, const unsigned char *base,
                       const ring_t *ring, const struct identity *id,
@@ -389,24 +358,6 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
     *end_events = from_events;
     for (int lap = 0;; lap++) {
         uintptr_t head;
-#if FR_TAIL_INTACT
-        (void)id;
-        (void)reread;
-        head = FR_LOAD_ACQUIRE(&ring->head);
-        /* A slot the head passed whose item is not in yet (a reader that
-         * interrupted flightrec_produce() between its head and its item,
-         * flightrec/producer.h) is as the drain left it, all zero
-         * (copy_items_scalar()): the copy ends before it. */
-        for (uintptr_t p = from; before(p, head); p++) {
-            if (atomic_load_explicit(&items[p & mask].event,
-                                     memory_order_relaxed) == 0) {
-                head = p;
-                break;
-            }
-        }
-        uintptr_t begin = from, begin_events = from_events;
-        uintptr_t overflow = 0;
-#else
         uintptr_t recorder = head_and_recorder_items(ring, &head);
         if (!same_owner(ring, id))
             return lap == 0 ? -1 : 0;
@@ -427,7 +378,6 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             begin_events = events_at_head - ((head - begin) - recorder_in);
         }
         uintptr_t overflow = reread ? 0 : begin_events - from_events;
-#endif
         *end = begin;
         *end_events = begin_events;
         if (begin == head && !always && overflow == 0 && discard == 0) {
@@ -455,12 +405,10 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             uintptr_t recorder_in =
                 copy_items(out, &items[p & mask], first) +
                 copy_items(out + first * FRW_ITEM_SIZE, items, n - first);
-#if !FR_TAIL_INTACT
             if (before(p, current_oldest(ring, id))) {
                 overtaken = 1;
                 break;
             }
-#endif
             frw_items_done(sink, n);
             p_events += n - recorder_in;
             p += n;
@@ -479,11 +427,6 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
 int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
                  const ring_t *ring, const uint32_t *name)
 {
-#if FR_TAIL_INTACT
-    /* A firmware's one reader takes what it reads (copy_items_scalar()):
-     * its dump is a drain, which moves the tail (docs/recording.md). */
-    return fr_ring_drain(sink, base, (ring_t *)(uintptr_t)ring, name);
-#else
     struct identity id;
     if (read_identity(ring, &id) != 0)
         return -1;
@@ -494,7 +437,6 @@ int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
     return read_owner(sink, base, ring, &id, &owner, id.start, 0,
                       drops_total(ring) - id.dropped_at_start, 1, 0, &end,
                       &end_events);
-#endif
 }
 
 static uint32_t reader_u32(const _Atomic uint32_t *field)
@@ -555,14 +497,12 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     struct identity id;
     if (read_identity(ring, &id) != 0)
         return -1;
-#if !FR_TAIL_INTACT
-    /* (A firmware's rings have one owner ever, which takes a ring made in
-     * zeroed memory: its start is 0, as are the tail and the reader's
-     * counts.) */
     if (id.owner_generation != reader_u32(&ring->reader_generation)) {
         /* A new owner.  If the ring was reused from one whose end we had
          * not read (or that we never read at all), report its losses under
-         * its own identity. */
+         * its own identity.  A firmware's rings have one owner ever (its
+         * registry reuses none): the first is the only new one. */
+#ifndef FLIGHTREC_PORT_FIRMWARE
         if (id.previous_generation != 0) {
             int followed =
                 id.previous_generation == reader_u32(&ring->reader_generation);
@@ -575,6 +515,7 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                 put_chunk_head(sink, ring, &id.previous, id.previous_events,
                                lost, dropped);
         }
+#endif
         atomic_store_explicit(&ring->reader_generation, id.owner_generation,
                               memory_order_relaxed);
         atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);
@@ -582,7 +523,6 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
         atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
         FR_STORE_RELEASE(&ring->tail, id.start);
     }
-#endif
     struct owner owner = id.owner;
     if (name != NULL)
         memcpy(owner.name, name, sizeof(owner.name));
@@ -591,11 +531,7 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     uintptr_t dropped = drops_total(ring) - id.dropped_at_start;
     /* After a rewind everything still held comes again: a re-read, not a
      * loss (readers see the position go back). */
-#if FR_TAIL_INTACT
-    int reread = 0; /* no rewind requests on a firmware */
-#else
     int reread = (reader_u32(&ring->reader_flags) & READER_REWOUND) != 0;
-#endif
     if (reread)
         from = id.start;
     uintptr_t end, end_events;

@@ -28,8 +28,7 @@
 /* Writes what @ring holds for its current owner, without consuming:
  * always one chunk (possibly empty), with the owner's events no longer
  * held as overflow and its drops as discard.  @name (4 words), if not
- * NULL, replaces the stored thread name.  Writes nothing to the region
- * (on firmware it is fr_ring_drain(): the one reader takes what it reads).
+ * NULL, replaces the stored thread name.  Writes nothing to the region.
  * Returns 0, or -1 if the ring was skipped (its owner kept changing). */
 int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
                  const struct flightrec_region_ring *ring,

@@ -15,10 +15,4 @@ ${ARM_CC:-arm-none-eabi-gcc} -mcpu="$cpu" -mthumb -mfloat-abi=soft -std=c11 \
     -O2 -ffreestanding -Wall -Wextra -Werror -DFLIGHTREC_PORT_FIRMWARE \
     -DFLIGHTREC_PORT_COUNTER -I"$root/include" \
     -c "$here/produce-probe.c" -o "$work/produce-probe.o"
-# And with the counter's low word inline (the demo's ports, build.sh).
-${ARM_CC:-arm-none-eabi-gcc} -mcpu="$cpu" -mthumb -mfloat-abi=soft -std=c11 \
-    -O2 -ffreestanding -Wall -Wextra -Werror -DFLIGHTREC_PORT_FIRMWARE \
-    -DFLIGHTREC_PORT_COUNTER -DFLIGHTREC_PORT_COUNTER_LOW=0x40000004u \
-    -DFLIGHTREC_PORT_COUNTER_LOW_DOWN -I"$root/include" \
-    -c "$here/produce-probe.c" -o "$work/produce-probe-low.o"
 echo "$cpu: core, port and hot path build freestanding"

@@ -5,9 +5,7 @@
  * the instructions of these functions.
  *
  * probe_produce is flightrec_produce() as shipped (interrupts stay
- * enabled; figures.sh builds it with the counter's low word inline, as
- * the demo's ports have it: the head taken by an exclusive store, an
- * interrupt in between sending the item to the slow path).
+ * enabled; an interrupt inside a record goes to the signal ring).
  * probe_masked is the alternative the firmware chapter weighs: the same
  * item and head stores with interrupts masked around them, as RTEMS does,
  * which needs no deadline protocol (nothing can come in between).

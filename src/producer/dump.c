@@ -256,21 +256,12 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         return -EBUSY;
 #endif
     flightrec__mutex_lock(&drain_lock);
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-    /* No write cuts an item there (stream-writer.c): the sink writes to
-     * whichever descriptor this drain is given. */
-    drain_fd = fd;
-    if (!drain_started)
-        frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
-                         sizeof(drain_buffer));
-#else
     if (fd != drain_fd || !drain_started) {
         /* A cut item is finished only on the descriptor it was cut on. */
         drain_fd = fd;
         frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
                         sizeof(drain_buffer));
     }
-#endif
     frw_sink_resume(&drain_sink);
     if (!drain_started) {
         frw_put_header(&drain_sink, region_header(), region_control());

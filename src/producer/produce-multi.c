@@ -86,20 +86,23 @@ void flightrec__produce_n_slow(const struct flightrec_item_in *items, size_t n,
 /* One of the two filtered (or recording stopped): the record holds the
  * other one, if any.  One inline produce (which tests the filter again)
  * rather than two: half the code.  Firmware: no inline produce here, but
- * both through the record's slow path, whose adds leave the filtered one
- * out, as the fast path would when nothing is due (with both filtered,
- * the record is empty; it writes the sync pair if one is due). */
+ * the other one through the slow path, which records it as the fast path
+ * would when nothing is due. */
 void flightrec__produce_2_filtered(uint32_t event0, uintptr_t data0,
                                    uint32_t event1, uintptr_t data1)
 {
 #if defined(FLIGHTREC_PORT_FIRMWARE)
+    if (!flightrec_event_enabled(event0)) {
+        if (!flightrec_event_enabled(event1))
+            return;
+        event0 = event1;
+        data0 = data1;
+    }
     struct flightrec__writer *w = &flightrec__self.main;
     uint64_t deadline = w->deadline;
     w->deadline = 0; /* as in flightrec_produce() */
     atomic_signal_fence(memory_order_seq_cst);
-    const struct flightrec_item_in items[2] = { { event0, data0 },
-                                                { event1, data1 } };
-    record_generic(flightrec_counter(), deadline, items, 2);
+    flightrec__produce_slow_late(event0, data0, deadline);
 #else
     if (!flightrec_event_enabled(event0)) {
         event0 = event1;

@@ -537,14 +537,19 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
         sw->deadline = 0;
         atomic_signal_fence(memory_order_seq_cst);
         if (FLIGHTREC__DEADLINE_BUSY(ctx->deadline)) {
+            ctx->writer = NULL;
+            ctx->room = 0;
             ctx->deadline = DEADLINE_TOO_DEEP;
-            goto no_writer;
+            return;
         }
         which = WRITER_SIGNAL;
         now = flightrec_counter();
     } else if (!self_private.attached) {
-        if (attach_self() != 0)
-            goto no_writer;
+        if (attach_self() != 0) {
+            ctx->writer = NULL;
+            ctx->room = 0;
+            return;
+        }
         now = flightrec_counter();
     } else {
         mark_main_busy();
@@ -577,11 +582,6 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
     if (discard_mode(which) && w->head_limit < limit)
         limit = w->head_limit;
     set_room(ctx, lap_limit(w, ctx->head, limit));
-    return;
-
-no_writer: /* add_slow() then writes none of the record's items */
-    ctx->writer = NULL;
-    ctx->room = 0;
 }
 
 void flightrec__prepare_slow(struct flightrec_ctx *ctx, uint64_t now)

@@ -422,10 +422,8 @@ static void set_owner(ring_t *ring, int32_t tid, const char *name,
             atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed),
         memory_order_relaxed);
     recorder_set(ring, 0, head, 0);
-#if REUSES_PAIRS /* (a firmware's new ring has its one mode) */
     atomic_store_explicit(&ring->mode, (uint32_t)flightrec__current_mode(),
                           memory_order_relaxed);
-#endif
     atomic_store_explicit(&ring->owner_generation, generation + 2,
                           memory_order_relaxed);
     identity_end(ring, generation);

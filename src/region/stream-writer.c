@@ -9,15 +9,6 @@
 #define ITEM_SIZE (4 + sizeof(uintptr_t))
 #define START_SIZE 8
 
-/* Whether a write may cut an item, whose rest is then carried over (and
- * the stream start and header kept whole): not with a firmware port's
- * write(), which takes all the bytes or none (frw_sink_flush()). */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define CUTS_CARRIED 0
-#else
-#define CUTS_CARRIED 1
-#endif
-
 static ssize_t fd_write(void *target, const void *bytes, size_t n)
 {
     ssize_t done = write(*(int *)target, bytes, n);
@@ -43,11 +34,10 @@ void frw_sink_resume(struct frw_sink *sink)
 {
     sink->error = 0;
     sink->len = 0;
-    if (CUTS_CARRIED)
-        sink->start_in_buf = 0;
+    sink->start_in_buf = 0;
 }
 
-#if !CUTS_CARRIED
+#if defined(FLIGHTREC_PORT_FIRMWARE)
 /* A firmware port's write() takes all the bytes or none (the Cortex-M
  * port's cannot fail on the stream's descriptor): no write cuts an item,
  * so nothing is carried over, and a failed write loses its buffer (the
@@ -60,6 +50,7 @@ int frw_sink_flush(struct frw_sink *sink)
             sink->error = k < 0 ? (int)k : -EIO;
     }
     sink->len = 0;
+    sink->start_in_buf = 0;
     return sink->error;
 }
 #else
@@ -140,11 +131,9 @@ void frw_put_start(struct frw_sink *sink)
     uint32_t words[2] = { frw_host_format(), FLIGHTREC_MAGIC };
     /* The stream start is the only unit that is not an item: it goes at
      * the front of the buffer, where a cut inside it can be told. */
-    if (CUTS_CARRIED) {
-        if (sink->len != 0)
-            (void)frw_sink_flush(sink);
-        sink->start_in_buf = sizeof(words);
-    }
+    if (sink->len != 0)
+        (void)frw_sink_flush(sink);
+    sink->start_in_buf = sizeof(words);
     put_bytes(sink, words, sizeof(words));
 }
 
@@ -208,7 +197,7 @@ void frw_put_header(struct frw_sink *sink,
      * that the stream never goes on without its header. */
     _Static_assert(8 + 9 * ITEM_SIZE <= sizeof(((struct frw_sink *)0)->carry),
                    "the carry holds a whole header");
-    if (CUTS_CARRIED && sink->start_in_buf != 0)
+    if (sink->start_in_buf != 0)
         sink->start_in_buf = sink->len;
 }
 

@@ -47,10 +47,8 @@ static int live_name(const ring_t *ring, uint32_t words[4])
 
 static void publish_frequency(void)
 {
-    if (!FLIGHTREC__FREQUENCY_AT_CREATION) /* (runtime.h) */
-        atomic_store_explicit(&region_header()->counter_frequency,
-                              flightrec_counter_frequency(),
-                              memory_order_relaxed);
+    atomic_store_explicit(&region_header()->counter_frequency,
+                          flightrec_counter_frequency(), memory_order_relaxed);
 }
 
 /*=====   Dump   =====*/

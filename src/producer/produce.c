@@ -61,12 +61,6 @@ static FLIGHTREC__THREAD_LOCAL struct {
     struct writer_sync sync[2];
 } self_private;
 
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define FLIGHTREC__ALWAYS_RUNNING 1
-#else
-#define FLIGHTREC__ALWAYS_RUNNING 0
-#endif
-
 /* After an attach that failed for want of memory, the next try waits this
  * many ticks: a thread without rings must not pay an attach per event. */
 #define ATTACH_RETRY_TICKS ((uint64_t)1 << 26)
@@ -304,8 +298,7 @@ static uintptr_t write_sync_if_due(int which, uint64_t now, uintptr_t head,
     if (n == 0)
         return head;
     struct flightrec__writer *w = writer_of(which);
-    if (!FLIGHTREC__FREQUENCY_AT_CREATION &&
-        !atomic_load_explicit(&flightrec__frequency_published,
+    if (!atomic_load_explicit(&flightrec__frequency_published,
                               memory_order_relaxed))
         flightrec__timebase_publish_if_ready();
     note_recorder_items(self_private.ring[which], head, n);
@@ -398,16 +391,12 @@ static int attach_self(void)
         return -1;
     }
 #endif
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
-    /* (A firmware's region is sized for its one pair at build time: an
-     * attach that fails fails fast, and tries again at the next event.) */
     if (self_private.attach_retry_at != 0 &&
         flightrec_counter() < self_private.attach_retry_at) {
         flightrec__count_lost_without_ring(1);
         flightrec__self.main.deadline = FLIGHTREC__DEADLINE_DUE;
         return -1;
     }
-#endif
     self_private.attaching = 1;
     atomic_signal_fence(memory_order_seq_cst);
     int rc = 0;
@@ -421,20 +410,16 @@ static int attach_self(void)
     /* A handler's count made before the store above must be read after it. */
     atomic_signal_fence(memory_order_seq_cst);
     if (rc != 0) {
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
         if (rc == -ENOMEM)
             self_private.attach_retry_at =
                 flightrec_counter() + ATTACH_RETRY_TICKS;
-#endif
         flightrec__count_lost_without_ring(1 + self_private.lost_attaching);
         self_private.lost_attaching = 0;
     }
     if (rc != 0) /* unattached again: armed and due (see flightrec__self) */
         flightrec__self.main.deadline = FLIGHTREC__DEADLINE_DUE;
-#if !defined(FLIGHTREC_PORT_FIRMWARE)
     if (rc == 0)
         self_private.attach_retry_at = 0;
-#endif
     if (rc == 0 && self_private.lost_attaching != 0) {
         /* Handler items that came while attaching: dropped, counted. */
         atomic_fetch_add_explicit(
@@ -522,9 +507,7 @@ static void prepare_slow(struct flightrec_ctx *ctx, uint64_t now)
 {
     int which = WRITER_MAIN;
 
-    /* (A firmware records from start to end: its filter alone says what
-     * is recorded.) */
-    if (!FLIGHTREC__ALWAYS_RUNNING && !flightrec_is_running()) {
+    if (!flightrec_is_running()) {
         flightrec__self.main.deadline = ctx->deadline;
         ctx->writer = NULL;
         ctx->room = 0;

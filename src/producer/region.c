@@ -114,11 +114,6 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     h->hot_offset = hot_at;
     /* Readers of the other kind of shared words refuse the region. */
     h->flags = FLIGHTREC_REGION_NARROW ? FLIGHTREC_REGION_WORDS_32 : 0;
-#if FLIGHTREC__FREQUENCY_AT_CREATION
-    atomic_store_explicit(&h->counter_frequency,
-                          (flightrec_region_word)flightrec_counter_frequency(),
-                          memory_order_relaxed);
-#endif
 #if defined(FLIGHTREC_PORT_COUNTER)
     h->counter_kind = FLIGHTREC_REGION_COUNTER_PORT;
 #elif defined(__x86_64__) || defined(__i386__)

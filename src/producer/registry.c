@@ -198,8 +198,8 @@ static ring_t *pair_create(const struct flightrec_settings *s)
                                     (size_t)(used + total)) != 0)
         return NULL;
 #endif
-    ring_t *main_ring = ring_there(used);
-    ring_t *signal_ring = ring_there(used + main_bytes);
+    ring_t *main_ring = ring_at(used);
+    ring_t *signal_ring = ring_at(used + main_bytes);
     atomic_store_explicit(&h->used, used + total, memory_order_relaxed);
     ring_init(main_ring, s->items, 0, flightrec__current_mode());
     ring_init(signal_ring, s->signal_items, 1, flightrec__current_mode());

@@ -152,16 +152,9 @@ static inline uintptr_t ring_offset(const ring_t *ring)
     return (uintptr_t)((const unsigned char *)ring - flightrec__region_base);
 }
 
-/* A ring known to be at @offset (never 0): a new ring's place, a ring's
- * partner. */
-static inline ring_t *ring_there(uint64_t offset)
-{
-    return (ring_t *)(void *)(flightrec__region_base + (uintptr_t)offset);
-}
-
 static inline ring_t *ring_partner(const ring_t *ring)
 {
-    return ring_there(ring->partner_offset);
+    return ring_at(ring->partner_offset);
 }
 
 static inline struct flightrec_region_item *ring_items(const ring_t *ring)

@@ -143,14 +143,6 @@ void flightrec__timebase_init(void);
  * until flightrec__frequency_published). */
 void flightrec__timebase_publish_if_ready(void);
 extern _Atomic int flightrec__frequency_published;
-/* A firmware port states its counter's frequency: the region is created
- * with it (region.c), and neither the slow paths nor the drains publish it
- * again. */
-#if defined(FLIGHTREC_PORT_FIRMWARE) && defined(FLIGHTREC_PORT_COUNTER)
-#define FLIGHTREC__FREQUENCY_AT_CREATION 1
-#else
-#define FLIGHTREC__FREQUENCY_AT_CREATION 0
-#endif
 
 /* The region (region.c): created at start-up. */
 int flightrec__region_create(const struct flightrec_settings *settings);

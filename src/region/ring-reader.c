@@ -7,15 +7,8 @@
 #include <string.h>
 
 #define BLOCK_ITEMS 128
-/* Tries before a ring whose owner keeps changing is left for next time.
- * On one CPU (firmware) a reader is never overlapped by a writer, only
- * interrupted by one, which finishes first: one try sees a steady
- * identity, or one the reader itself interrupted, which stays unsteady. */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define IDENTITY_TRIES 1
-#else
+/* Tries before a ring whose owner keeps changing is left for next time. */
 #define IDENTITY_TRIES 1000
-#endif
 /* Restarts after the producer overtook the copy. */
 #define LAP_TRIES 16
 #define READER_REWOUND 1u
@@ -467,12 +460,14 @@ int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
         memcpy(owner.name, name, sizeof(owner.name));
     uintptr_t end, end_events, from = id.start, from_events = 0;
 #if FR_TAIL_INTACT
-    /* What no drain delivered yet (the tail starts at the owner's start,
-     * fr_ring_drain()): below it a discard-mode writer may have written
-     * again. */
-    from = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-    from_events = atomic_load_explicit(&ring->reader_events,
-                                       memory_order_relaxed);
+    /* What no drain delivered yet: below the tail a discard-mode writer
+     * may have written again. */
+    if (id.owner_generation ==
+        atomic_load_explicit(&ring->reader_generation, memory_order_relaxed)) {
+        from = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+        from_events = atomic_load_explicit(&ring->reader_events,
+                                           memory_order_relaxed);
+    }
 #endif
     return read_owner(sink, base, ring, &id, &owner, from, from_events,
                       drops_total(ring) - id.dropped_at_start, 1, 0, &end,
@@ -537,14 +532,12 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     struct identity id;
     if (read_identity(ring, &id) != 0)
         return -1;
-#if !FR_TAIL_INTACT
-    /* (A firmware's rings have one owner ever, which takes a ring made in
-     * zeroed memory: its start is 0, as are the tail and the reader's
-     * counts.) */
     if (id.owner_generation != reader_u32(&ring->reader_generation)) {
         /* A new owner.  If the ring was reused from one whose end we had
          * not read (or that we never read at all), report its losses under
-         * its own identity. */
+         * its own identity.  A firmware's rings have one owner ever (its
+         * registry reuses none): the first is the only new one. */
+#ifndef FLIGHTREC_PORT_FIRMWARE
         if (id.previous_generation != 0) {
             int followed =
                 id.previous_generation == reader_u32(&ring->reader_generation);
@@ -557,6 +550,7 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
                 put_chunk_head(sink, ring, &id.previous, id.previous_events,
                                lost, dropped);
         }
+#endif
         atomic_store_explicit(&ring->reader_generation, id.owner_generation,
                               memory_order_relaxed);
         atomic_store_explicit(&ring->reader_events, 0, memory_order_relaxed);
@@ -564,7 +558,6 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
         atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
         FR_STORE_RELEASE(&ring->tail, id.start);
     }
-#endif
     struct owner owner = id.owner;
     if (name != NULL)
         memcpy(owner.name, name, sizeof(owner.name));

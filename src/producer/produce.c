@@ -154,10 +154,6 @@ static void mode_follow(int which)
 
 static int discard_mode(int which)
 {
-#if defined(FLIGHTREC_PORT_FIRMWARE) /* its one mode (runtime.h) */
-    (void)which;
-    return 1;
-#endif
     return atomic_load_explicit(&self_private.ring[which]->mode,
                                 memory_order_relaxed) ==
            FLIGHTREC_MODE_DISCARD;

@@ -135,13 +135,8 @@ int flightrec__region_create(const struct flightrec_settings *settings)
     c->items = (uint32_t)settings->items;
     c->signal_items = (uint32_t)settings->signal_items;
     c->retained = settings->retained;
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-    atomic_store_explicit(&c->mode, (uint32_t)flightrec__current_mode(),
-                          memory_order_relaxed);
-#else
     atomic_store_explicit(&c->mode, (uint32_t)settings->mode,
                           memory_order_relaxed);
-#endif
     /* What the program asked for so far, before another process can see
      * the control words (the hot page is shared below). */
     for (size_t i = 0; i < FLIGHTREC_FILTER_WORDS; i++)
@@ -212,7 +207,6 @@ void flightrec__region_publish_settings(const struct flightrec_settings *s)
      * another's. */
 }
 
-#ifndef FLIGHTREC_PORT_FIRMWARE /* (runtime.h) */
 int flightrec__current_mode(void)
 {
     if (flightrec__region_base == NULL)
@@ -224,7 +218,6 @@ int flightrec__current_mode(void)
                ? FLIGHTREC_MODE_DISCARD
                : FLIGHTREC_MODE_FLIGHT;
 }
-#endif
 
 void flightrec__count_lost_without_ring(uintptr_t n)
 {

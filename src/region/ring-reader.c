@@ -15,29 +15,15 @@
 
 typedef struct flightrec_region_ring ring_t;
 
-/* A firmware's rings are all in discard mode (its one mode,
- * flightrec__current_mode()) and have one owner ever, and its one reader
- * is the only one that moves the tail: the writer never passes the tail,
- * so what lies between the tail and the head is intact while it is
- * copied.  The reader then starts at the tail, checks no copy against the
- * head, and counts no recorder items (docs/recording.md, "Firmware"). */
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-#define FR_TAIL_INTACT 1
-#else
-#define FR_TAIL_INTACT 0
-#endif
-
 static int before(uintptr_t a, uintptr_t b)
 {
     return (intptr_t)(a - b) < 0;
 }
 
-#if !FR_TAIL_INTACT
 static uintptr_t later(uintptr_t a, uintptr_t b)
 {
     return before(a, b) ? b : a;
 }
-#endif
 
 static const struct flightrec_region_item *items_of(const unsigned char *base,
                                                     const ring_t *ring)
@@ -46,13 +32,11 @@ static const struct flightrec_region_item *items_of(const unsigned char *base,
         base + ring->items_offset);
 }
 
-#if !FR_TAIL_INTACT
 static int is_recorder_item(uint32_t event_word)
 {
     uint32_t id = FLIGHTREC_GET_EVENT(event_word);
     return id == FLIGHTREC_EV_UPTIME_LOW || id == FLIGHTREC_EV_UPTIME_HIGH;
 }
-#endif
 
 /* Packs @n ring items at @from into the stream's item form at @out;
  * returns how many of them are recorder items.  The hot loop of a drain:
@@ -213,16 +197,22 @@ static int read_identity(const ring_t *ring, struct identity *out)
     return -1;
 }
 
-#if !FR_TAIL_INTACT
 /* Whether the ring still has the owner @id was read for (a rename does
- * not change the owner).  (A firmware's rings have one owner ever.) */
+ * not change the owner). */
 static int same_owner(const ring_t *ring, const struct identity *id)
 {
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* A firmware's rings have one owner ever (fr_ring_drain()), which
+     * the identity read: it cannot change under a copy. */
+    (void)ring;
+    (void)id;
+    return 1;
+#else
     FR_FENCE_ACQUIRE();
     return atomic_load_explicit(&ring->owner_generation,
                                 memory_order_relaxed) == id->owner_generation;
-}
 #endif
+}
 
 static uintptr_t drops_total(const ring_t *ring)
 {
@@ -230,7 +220,6 @@ static uintptr_t drops_total(const ring_t *ring)
            atomic_load_explicit(&ring->nested_dropped, memory_order_relaxed);
 }
 
-#if !FR_TAIL_INTACT
 /*
  * The head, and the recorder items of the current owner before it.  The
  * owner counts a group of recorder items (in the slot it is about to put in
@@ -288,16 +277,16 @@ static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
 {
     FR_FENCE_ACQUIRE();
     uintptr_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+#if !defined(FLIGHTREC_PORT_FIRMWARE) /* one owner ever (same_owner()) */
     if (atomic_load_explicit(&ring->owner_generation, memory_order_relaxed) !=
         id->owner_generation) {
         /* A new owner does not stop at our tail: only the flight bound
          * holds for what it may have written. */
         return head - (uintptr_t)(ring->capacity - FLIGHTREC_MAX_PENDING);
     }
+#endif
     return oldest_intact(ring, id, head);
 }
-
-#endif /* !FR_TAIL_INTACT */
 
 static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
                            const struct owner *owner, uintptr_t events,
@@ -315,7 +304,6 @@ static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
         frw_put_meta(sink, FLIGHTREC_EV_PER_CPU_DISCARD, discard);
 }
 
-#if !FR_TAIL_INTACT
 /* Counts the recorder items in [*from, head) of the copy as it is now; if
  * the producer overwrote part of it meanwhile, *from moves past that. */
 static uintptr_t count_recorder_items(const unsigned char *base,
@@ -347,7 +335,6 @@ static uintptr_t count_recorder_items(const unsigned char *base,
     }
     return count;
 }
-#endif /* !FR_TAIL_INTACT */
 
 /*
  * Writes the owner's items from position @from (the owner's events before
@@ -356,9 +343,7 @@ static uintptr_t count_recorder_items(const unsigned char *base,
  * nothing to report; with @reread the first chunk reports no overflow (the
  * reader asked to read again what is held).  On return *end and
  * *end_events say where it got to.  Returns -1 if the ring got another
- * owner before anything was written, else 0.  FR_TAIL_INTACT: @from is
- * the tail (or the owner's start), where the chunk begins, and @always is
- * the dump's, whose overflow is @from_events (the events drained before).
+ * owner before anything was written, else 0.
  */
 static int read_owner(struct frw_sink *sink, const unsigned char *base,
                       const ring_t *ring, const struct identity *id,
@@ -373,13 +358,6 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
     *end_events = from_events;
     for (int lap = 0;; lap++) {
         uintptr_t head;
-#if FR_TAIL_INTACT
-        (void)id;
-        (void)reread;
-        head = FR_LOAD_ACQUIRE(&ring->head);
-        uintptr_t begin = from, begin_events = from_events;
-        uintptr_t overflow = always ? from_events : 0;
-#else
         uintptr_t recorder = head_and_recorder_items(ring, &head);
         if (!same_owner(ring, id))
             return lap == 0 ? -1 : 0;
@@ -400,7 +378,6 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             begin_events = events_at_head - ((head - begin) - recorder_in);
         }
         uintptr_t overflow = reread ? 0 : begin_events - from_events;
-#endif
         *end = begin;
         *end_events = begin_events;
         if (begin == head && !always && overflow == 0 && discard == 0) {
@@ -428,12 +405,10 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             uintptr_t recorder_in =
                 copy_items(out, &items[p & mask], first) +
                 copy_items(out + first * FRW_ITEM_SIZE, items, n - first);
-#if !FR_TAIL_INTACT
             if (before(p, current_oldest(ring, id))) {
                 overtaken = 1;
                 break;
             }
-#endif
             frw_items_done(sink, n);
             p_events += n - recorder_in;
             p += n;
@@ -458,18 +433,8 @@ int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
     struct owner owner = id.owner;
     if (name != NULL)
         memcpy(owner.name, name, sizeof(owner.name));
-    uintptr_t end, end_events, from = id.start, from_events = 0;
-#if FR_TAIL_INTACT
-    /* What no drain delivered yet: below the tail a discard-mode writer
-     * may have written again. */
-    if (id.owner_generation ==
-        atomic_load_explicit(&ring->reader_generation, memory_order_relaxed)) {
-        from = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-        from_events = atomic_load_explicit(&ring->reader_events,
-                                           memory_order_relaxed);
-    }
-#endif
-    return read_owner(sink, base, ring, &id, &owner, from, from_events,
+    uintptr_t end, end_events;
+    return read_owner(sink, base, ring, &id, &owner, id.start, 0,
                       drops_total(ring) - id.dropped_at_start, 1, 0, &end,
                       &end_events);
 }
@@ -566,11 +531,7 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     uintptr_t dropped = drops_total(ring) - id.dropped_at_start;
     /* After a rewind everything still held comes again: a re-read, not a
      * loss (readers see the position go back). */
-#if FR_TAIL_INTACT
-    int reread = 0; /* no rewind requests on a firmware */
-#else
     int reread = (reader_u32(&ring->reader_flags) & READER_REWOUND) != 0;
-#endif
     if (reread)
         from = id.start;
     uintptr_t end, end_events;

@@ -37,23 +37,6 @@ void frw_sink_resume(struct frw_sink *sink)
     sink->start_in_buf = 0;
 }
 
-#if defined(FLIGHTREC_PORT_FIRMWARE)
-/* A firmware port's write() takes all the bytes or none (the Cortex-M
- * port's cannot fail on the stream's descriptor): no write cuts an item,
- * so nothing is carried over, and a failed write loses its buffer (the
- * positions of the next chunks say what was lost). */
-int frw_sink_flush(struct frw_sink *sink)
-{
-    if (sink->len != 0 && sink->error == 0) {
-        ssize_t k = sink->write(sink->target, sink->buf, sink->len);
-        if (k != (ssize_t)sink->len)
-            sink->error = k < 0 ? (int)k : -EIO;
-    }
-    sink->len = 0;
-    sink->start_in_buf = 0;
-    return sink->error;
-}
-#else
 /* Writes @n bytes; returns how many went out before a failure. */
 static size_t write_all(struct frw_sink *sink, const unsigned char *bytes,
                         size_t n)
@@ -107,7 +90,6 @@ int frw_sink_flush(struct frw_sink *sink)
     sink->start_in_buf = 0;
     return sink->error;
 }
-#endif
 
 static void put_bytes(struct frw_sink *sink, const void *bytes, size_t n)
 {

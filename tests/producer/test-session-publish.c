@@ -133,6 +133,19 @@ static uint32_t first_word(const char *path)
     return word;
 }
 
+/* Starts the runtime; checks that the session directory then holds this
+ * process's session file alone, a region, whose path goes to @a path. */
+static void start_with_one_session(char *path, size_t size)
+{
+    flightrec_produce(FLIGHTREC_USER(1), 1); /* starts the runtime */
+    int named, others;
+    count_names(&named, &others);
+    CHECK_EQ_I(named, 1);
+    CHECK_EQ_I(others, 0);
+    own_session_path(path, size);
+    CHECK_EQ_U(first_word(path), FLIGHTREC_REGION_MAGIC);
+}
+
 /*
  * Where the file system has no hard links, the session file still gets its
  * name (before the hidden name, it had it from the start): other processes
@@ -143,14 +156,8 @@ TEST(session_file_is_named_without_hard_links)
     char base[4096];
     use_fresh_directory(base, sizeof(base));
     link_mode = LINK_REFUSED;
-    flightrec_produce(FLIGHTREC_USER(1), 1); /* starts the runtime */
-    int named, others;
-    count_names(&named, &others);
-    CHECK_EQ_I(named, 1);
-    CHECK_EQ_I(others, 0);
     char path[8192];
-    own_session_path(path, sizeof(path));
-    CHECK_EQ_U(first_word(path), FLIGHTREC_REGION_MAGIC);
+    start_with_one_session(path, sizeof(path));
     unlink(path);
     rmdir(sessions);
     rmdir(base);
@@ -233,17 +240,10 @@ TEST(session_file_is_named_once_its_header_is_filled)
 {
     char base[4096];
     use_fresh_directory(base, sizeof(base));
-    flightrec_produce(FLIGHTREC_USER(1), 1); /* starts the runtime */
+    char path[8192];
+    start_with_one_session(path, sizeof(path));
     CHECK(reservations >= 1);
     CHECK_EQ_I(named_while_reserving, 0);
-    int named, others;
-    count_names(&named, &others);
-    CHECK_EQ_I(named, 1);
-    CHECK_EQ_I(others, 0);
-
-    char path[8192];
-    own_session_path(path, sizeof(path));
-    CHECK_EQ_U(first_word(path), FLIGHTREC_REGION_MAGIC);
     struct stat st;
     CHECK_EQ_I(stat(path, &st), 0);
     CHECK_EQ_U(st.st_mode & 0777, 0600);

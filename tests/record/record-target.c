@@ -4,7 +4,8 @@
  * wrapped calls and prints, on standard output, what the recording must hold
  * for them, one line per event: "THREAD EVENT_NAME 0xDATA", THREAD being
  * "main" or "t1", with the values the calls really returned.  Other lines:
- * "tid THREAD N", "leak BYTES", "pid N", "ready".
+ * "tid THREAD N", "leak BYTES", "pid N", "ready".  Mode "flood" floods the
+ * rings instead (mode_flood()).
  *
  * Standard output has a static buffer (no malloc) and is written by libc's
  * internal write, which the preload library does not see.
@@ -474,6 +475,31 @@ static int mode_wait_signal(void)
     return 0;
 }
 
+/* @n lock and unlock pairs of one mutex as fast as they go (3 events a
+ * pair): with small rings the drain cannot keep up, and the recording
+ * loses events.  With @in_child, in a forked child (its own file); the
+ * parent prints "pid N". */
+static int mode_flood(long n, int in_child)
+{
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pid_t pid = in_child ? fork() : 0;
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        for (long i = 0; i < n; i++) {
+            pthread_mutex_lock(&m);
+            pthread_mutex_unlock(&m);
+        }
+        if (in_child)
+            exit(0);
+        return 0;
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    printf("pid %d\n", (int)pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
@@ -519,5 +545,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "return") == 0)
         return argc > 2 ? atoi(argv[2]) : 0;
+    if (strcmp(mode, "flood") == 0 && argc > 2)
+        return mode_flood(atol(argv[2]),
+                          argc > 3 && strcmp(argv[3], "fork") == 0);
     return 2;
 }

@@ -9,7 +9,8 @@
  * the program's rings into it while it runs and at its end (see
  * docs/record.md).  record waits for the program, passes on signals sent to
  * record itself, and exits with the program's status (128 + signal when a
- * signal ended it).
+ * signal ended it).  Then it reads the recordings back and warns about
+ * events they lost, as `flightrec stats` counts them.
  */
 #define _GNU_SOURCE
 
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -161,6 +164,166 @@ static int set_env(const char *name, const char *value)
         return -1;
     }
     return 0;
+}
+
+/*=====   Losses, said at the end   =====*/
+
+static int count_only(const struct flightrec_record *record, void *arg)
+{
+    (void)record;
+    (void)arg;
+    return 0;
+}
+
+static uint64_t add_saturated(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* One part of a loss message, "N what" after a separator when it is not
+ * the first; nothing for 0. */
+static void loss_part(char *buf, size_t size, uint64_t n, const char *what)
+{
+    if (n == 0)
+        return;
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%llu%s %s", len != 0 ? ", " : "",
+             (unsigned long long)n, n == UINT64_MAX ? " (saturated)" : "",
+             what);
+}
+
+/* Reads the recording at @a path back (one pass, no merge: the totals do
+ * not depend on order) and warns when it lost events: a recording that
+ * silently lacks part of the program is the worst kind of wrong. */
+static void warn_losses(const char *path)
+{
+    char shown[PATH_MAX + 64];
+    cli_escape(shown, sizeof shown, path);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return; /* removed meanwhile: nothing to say about it */
+    flightrec_client *client = NULL;
+    struct flightrec_client_options opt = { .on_record = count_only };
+    if (flightrec_client_create(&client, &opt) != 0) {
+        close(fd);
+        return;
+    }
+    int rc = flightrec_client_read_fd(client, fd);
+    close(fd);
+    if (rc != 0) {
+        char why[512];
+        cli_escape(why, sizeof why, flightrec_client_message(client));
+        cli_msg(CLI_WARN, "'%s' reads back with an error: %s", shown, why);
+    }
+    struct flightrec_client_totals t;
+    flightrec_client_totals(client, &t);
+    uint64_t lost =
+        add_saturated(add_saturated(t.overflow, t.discard), t.missing);
+    if (lost != 0) {
+        char parts[256] = "";
+        loss_part(parts, sizeof parts, t.overflow,
+                  "overwritten before they were written out");
+        loss_part(parts, sizeof parts, t.discard,
+                  "dropped by full rings (discard mode)");
+        loss_part(parts, sizeof parts, t.missing,
+                  "in parts missing from the file");
+        uint32_t items = flightrec_client_info(client)->items_per_ring;
+        char hint[96] = "";
+        if (t.overflow != 0 || t.discard != 0) {
+            if (items != 0 && items < (1u << 24))
+                snprintf(hint, sizeof hint, "; larger rings lose less "
+                         "(--items %u)", items < (1u << 22) ? items * 4
+                                                            : 1u << 24);
+        }
+        cli_msg(CLI_WARN, "'%s': %llu of %llu events lost (%s)%s", shown,
+                (unsigned long long)lost,
+                (unsigned long long)add_saturated(t.events, lost), parts,
+                hint);
+    }
+    flightrec_client_destroy(client);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether @a name is BASE.PID or BASE.PID.N (the files of forked children
+ * and exec'd images, src/preload/preload-core.c). */
+static int is_child_file(const char *name, const char *base)
+{
+    size_t len = strlen(base);
+    if (strncmp(name, base, len) != 0 || name[len] != '.')
+        return 0;
+    const char *p = name + len + 1;
+    for (int part = 0; part < 2; part++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (*p == '\0')
+            return 1;
+        if (*p != '.')
+            return 0;
+        p++;
+    }
+    return 0;
+}
+
+/* warn_losses() for the main recording @a path (as given) and then, in
+ * name order, for each child file beside it written since @a since. */
+static void warn_all_losses(const char *path, const struct timespec *since)
+{
+    warn_losses(path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    char dir[PATH_MAX];
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_child_file(e->d_name, base))
+            continue;
+        /* Named as the user named the recording: beside it. */
+        char full[PATH_MAX];
+        struct stat st;
+        if ((size_t)snprintf(full, sizeof full, "%.*s%s",
+                             (int)(base - path), path, e->d_name) >=
+                sizeof full ||
+            lstat(full, &st) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_mtim.tv_sec < since->tv_sec ||
+            (st.st_mtim.tv_sec == since->tv_sec &&
+             st.st_mtim.tv_nsec < since->tv_nsec))
+            continue;
+        if (count == cap) {
+            size_t grown = cap != 0 ? cap * 2 : 8;
+            char **bigger = realloc(names, grown * sizeof *names);
+            if (bigger == NULL)
+                break;
+            names = bigger;
+            cap = grown;
+        }
+        if ((names[count] = strdup(full)) == NULL)
+            break;
+        count++;
+    }
+    closedir(d);
+    if (count > 1)
+        qsort(names, count, sizeof *names, compare_names);
+    for (size_t i = 0; i < count; i++) {
+        warn_losses(names[i]);
+        free(names[i]);
+    }
+    free(names);
 }
 
 int cmd_record(int argc, char **argv)
@@ -306,6 +469,10 @@ int cmd_record(int argc, char **argv)
     for (int i = 0; i < 4; i++)
         sigaction(forwarded[i], &sa, &old_sa[i]);
 
+    /* Child files written from now on are this run's.  File times come
+     * from the coarse clock. */
+    struct timespec started;
+    clock_gettime(CLOCK_REALTIME_COARSE, &started);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -353,6 +520,7 @@ int cmd_record(int argc, char **argv)
         cli_msg(CLI_WARN, "'%s' is empty: '%s' did not load the preload "
                 "library (a static or set-id program?)", output, program[0]);
     close(fd);
+    warn_all_losses(output, &started);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

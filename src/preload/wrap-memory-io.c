@@ -513,3 +513,129 @@ int WRAPPER(epoll_wait)(int epfd, struct epoll_event *events, int max,
     rec_result(FLIGHTREC_EV_KEVENT_EXIT, r);
     return r;
 }
+
+/*=====   _FORTIFY_SOURCE entry points   =====*/
+
+/*
+ * A program built with -D_FORTIFY_SOURCE (as Debian builds its packages)
+ * calls these glibc entry points instead of open() without a constant
+ * flags argument, and instead of read(), pread(), recv(), recvfrom() and
+ * poll() into buffers of a size the compiler knows.  Each is recorded as
+ * the call it stands for; the check itself stays glibc's.
+ */
+DECLARE_REAL(int, __open_2, (const char *, int));
+DECLARE_REAL(int, __openat_2, (int, const char *, int));
+DECLARE_REAL(ssize_t, __read_chk, (int, void *, size_t, size_t));
+DECLARE_REAL(ssize_t, __pread_chk, (int, void *, size_t, off_t, size_t));
+DECLARE_REAL(ssize_t, __recv_chk, (int, void *, size_t, size_t, int));
+DECLARE_REAL(ssize_t, __recvfrom_chk, (int, void *, size_t, size_t, int,
+                                      struct sockaddr *, socklen_t *));
+DECLARE_REAL(int, __poll_chk, (struct pollfd *, nfds_t, int, size_t));
+
+/* Their prototypes, which glibc's headers give only to fortified builds. */
+int WRAPPER(__open_2)(const char *path, int flags);
+int WRAPPER(__open64_2)(const char *path, int flags);
+int WRAPPER(__openat_2)(int dirfd, const char *path, int flags);
+int WRAPPER(__openat64_2)(int dirfd, const char *path, int flags);
+ssize_t WRAPPER(__read_chk)(int fd, void *buf, size_t n, size_t size);
+ssize_t WRAPPER(__pread_chk)(int fd, void *buf, size_t n, off_t off,
+                             size_t size);
+ssize_t WRAPPER(__pread64_chk)(int fd, void *buf, size_t n, off_t off,
+                               size_t size);
+ssize_t WRAPPER(__recv_chk)(int fd, void *buf, size_t n, size_t size,
+                            int flags);
+ssize_t WRAPPER(__recvfrom_chk)(int fd, void *buf, size_t n, size_t size,
+                                int flags, struct sockaddr *addr,
+                                socklen_t *len);
+int WRAPPER(__poll_chk)(struct pollfd *fds, nfds_t n, int timeout,
+                        size_t size);
+
+/* No mode: these are the opens without O_CREAT or O_TMPFILE. */
+int WRAPPER(__open_2)(const char *path, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__open_2)(path, flags);
+    rec2(FLIGHTREC_EV_OPEN_ENTRY, (uintptr_t)flags, FLIGHTREC_EV_ARG_2, 0);
+    int r = REAL(__open_2)(path, flags);
+    rec_result(FLIGHTREC_EV_OPEN_EXIT, r);
+    return r;
+}
+
+int WRAPPER(__open64_2)(const char *path, int flags)
+    __attribute__((alias(WRAPPER_STRING(__open_2))));
+
+int WRAPPER(__openat_2)(int dirfd, const char *path, int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__openat_2)(dirfd, path, flags);
+    rec2(FLIGHTREC_EV_OPEN_ENTRY, (uintptr_t)flags, FLIGHTREC_EV_ARG_2, 0);
+    int r = REAL(__openat_2)(dirfd, path, flags);
+    rec_result(FLIGHTREC_EV_OPEN_EXIT, r);
+    return r;
+}
+
+int WRAPPER(__openat64_2)(int dirfd, const char *path, int flags)
+    __attribute__((alias(WRAPPER_STRING(__openat_2))));
+
+ssize_t WRAPPER(__read_chk)(int fd, void *buf, size_t n, size_t size)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__read_chk)(fd, buf, n, size);
+    rec2(FLIGHTREC_EV_READ_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(__read_chk)(fd, buf, n, size);
+    rec_result(FLIGHTREC_EV_READ_EXIT, r);
+    return r;
+}
+
+ssize_t WRAPPER(__pread_chk)(int fd, void *buf, size_t n, off_t off,
+                             size_t size)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__pread_chk)(fd, buf, n, off, size);
+    rec3(FLIGHTREC_EV_READ_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n,
+         FLIGHTREC_EV_ARG_3, (uintptr_t)off);
+    ssize_t r = REAL(__pread_chk)(fd, buf, n, off, size);
+    rec_result(FLIGHTREC_EV_READ_EXIT, r);
+    return r;
+}
+
+#if OFF_T_IS_64
+ssize_t WRAPPER(__pread64_chk)(int fd, void *buf, size_t n, off_t off,
+                               size_t size)
+    __attribute__((alias(WRAPPER_STRING(__pread_chk))));
+#endif
+
+ssize_t WRAPPER(__recv_chk)(int fd, void *buf, size_t n, size_t size,
+                            int flags)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__recv_chk)(fd, buf, n, size, flags);
+    rec2(FLIGHTREC_EV_RECV_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(__recv_chk)(fd, buf, n, size, flags);
+    rec_result(FLIGHTREC_EV_RECV_EXIT, r);
+    return r;
+}
+
+ssize_t WRAPPER(__recvfrom_chk)(int fd, void *buf, size_t n, size_t size,
+                                int flags, struct sockaddr *addr,
+                                socklen_t *len)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__recvfrom_chk)(fd, buf, n, size, flags, addr, len);
+    rec2(FLIGHTREC_EV_RECVFROM_ENTRY, (uintptr_t)fd, FLIGHTREC_EV_ARG_2, n);
+    ssize_t r = REAL(__recvfrom_chk)(fd, buf, n, size, flags, addr, len);
+    rec_result(FLIGHTREC_EV_RECVFROM_EXIT, r);
+    return r;
+}
+
+int WRAPPER(__poll_chk)(struct pollfd *fds, nfds_t n, int timeout,
+                        size_t size)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(__poll_chk)(fds, n, timeout, size);
+    rec2(FLIGHTREC_EV_POLL_ENTRY, (uintptr_t)n, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)timeout);
+    int r = REAL(__poll_chk)(fds, n, timeout, size);
+    rec_result(FLIGHTREC_EV_POLL_EXIT, r);
+    return r;
+}

@@ -185,6 +185,74 @@ static int mode_io(const char *dir)
     return 0;
 }
 
+/*=====   io, fortified   =====*/
+
+/* The entry points of glibc's _FORTIFY_SOURCE, called as a fortified
+ * build calls them (it does so for open() without a constant flags
+ * argument and for reads into buffers of a known size): explicitly, so
+ * that the compiler's choices do not decide what is tested. */
+extern int __open_2(const char *, int);
+extern int __openat_2(int, const char *, int);
+extern ssize_t __read_chk(int, void *, size_t, size_t);
+extern ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
+extern ssize_t __recv_chk(int, void *, size_t, size_t, int);
+extern ssize_t __recvfrom_chk(int, void *, size_t, size_t, int,
+                              struct sockaddr *, socklen_t *);
+extern int __poll_chk(struct pollfd *, nfds_t, int, size_t);
+
+static int mode_fortified(void)
+{
+    char buf[64];
+    int fd = __open_2("/dev/zero", O_RDONLY);
+    expect("main", "OPEN_ENTRY", O_RDONLY);
+    expect("main", "ARG_2", 0);
+    expect_result("main", "OPEN_EXIT", fd, errno);
+    ssize_t r = __read_chk(fd, buf, 16, sizeof buf);
+    expect("main", "READ_ENTRY", (uintptr_t)fd);
+    expect("main", "ARG_2", 16);
+    expect_result("main", "READ_EXIT", r, errno);
+    r = __pread_chk(fd, buf, 8, 4096, sizeof buf);
+    expect("main", "READ_ENTRY", (uintptr_t)fd);
+    expect("main", "ARG_2", 8);
+    expect("main", "ARG_3", 4096);
+    expect_result("main", "READ_EXIT", r, errno);
+    int c = close(fd);
+    expect("main", "CLOSE_ENTRY", (uintptr_t)fd);
+    expect_result("main", "CLOSE_EXIT", c, errno);
+    fd = __openat_2(AT_FDCWD, "/nonexistent/fortified", O_RDONLY);
+    int err = errno;
+    expect("main", "OPEN_ENTRY", O_RDONLY);
+    expect("main", "ARG_2", 0);
+    expect_result("main", "OPEN_EXIT", fd, err);
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) != 0)
+        return 1;
+    r = send(sv[0], "abc", 3, 0);
+    expect("main", "SEND_ENTRY", (uintptr_t)sv[0]);
+    expect("main", "ARG_2", 3);
+    expect_result("main", "SEND_EXIT", r, errno);
+    struct pollfd pfd[2] = { { .fd = sv[1], .events = POLLIN },
+                             { .fd = sv[0], .events = POLLIN } };
+    int n = __poll_chk(pfd, 2, 1000, sizeof pfd);
+    expect("main", "POLL_ENTRY", 2);
+    expect("main", "ARG_2", 1000);
+    expect_result("main", "POLL_EXIT", n, errno);
+    r = __recv_chk(sv[1], buf, 32, sizeof buf, 0);
+    expect("main", "RECV_ENTRY", (uintptr_t)sv[1]);
+    expect("main", "ARG_2", 32);
+    expect_result("main", "RECV_EXIT", r, errno);
+    r = send(sv[0], "hello", 5, 0);
+    expect("main", "SEND_ENTRY", (uintptr_t)sv[0]);
+    expect("main", "ARG_2", 5);
+    expect_result("main", "SEND_EXIT", r, errno);
+    r = __recvfrom_chk(sv[1], buf, 40, sizeof buf, 0, NULL, NULL);
+    expect("main", "RECVFROM_ENTRY", (uintptr_t)sv[1]);
+    expect("main", "ARG_2", 40);
+    expect_result("main", "RECVFROM_EXIT", r, errno);
+    return 0;
+}
+
 /*=====   memory   =====*/
 
 static int mode_memory(void)
@@ -508,6 +576,8 @@ int main(int argc, char **argv)
     const char *mode = argv[1];
     if (strcmp(mode, "io") == 0)
         return mode_io(argc > 2 ? argv[2] : ".");
+    if (strcmp(mode, "fortified") == 0)
+        return mode_fortified();
     if (strcmp(mode, "memory") == 0)
         return mode_memory();
     if (strcmp(mode, "locks") == 0)

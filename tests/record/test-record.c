@@ -329,6 +329,19 @@ TEST(io)
     target_free(&t);
 }
 
+/* A fortified program's entry points (__open_2, __read_chk, ...) are
+ * recorded as the calls they stand for, once each. */
+TEST(io_fortified)
+{
+    struct recording rec;
+    struct target_output t;
+    record_mode("fortified", "io", "fortified", NULL, &rec, &t, 0);
+    CHECK_EQ_U(t.count, 31);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
 /* How many @a entry events of thread @a tid have the same time as the next
  * @a exit event of that thread: the call was one record. */
 static size_t one_record_calls(const struct recording *rec, int64_t tid,
@@ -927,6 +940,18 @@ TEST(wrap_io)
     record_program(RECORD_WRAP_TARGET, "wrap-io", "io", "io", scratch, &rec,
                    &t, 0);
     CHECK_EQ_U(t.count, 71);
+    check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_io_fortified)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-fortified", "io", "fortified",
+                   NULL, &rec, &t, 0);
+    CHECK_EQ_U(t.count, 31);
     check_thread(&rec, &t, "main", rec.pid);
     rec_free(&rec);
     target_free(&t);

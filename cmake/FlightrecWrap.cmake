@@ -26,7 +26,8 @@ set(FLIGHTREC_WRAP_LOCKS pthread_mutex_lock pthread_mutex_trylock
     pthread_rwlock_tryrdlock pthread_rwlock_wrlock pthread_rwlock_trywrlock
     pthread_rwlock_unlock pthread_cond_wait pthread_cond_timedwait
     pthread_cond_signal pthread_cond_broadcast sem_wait sem_trywait
-    sem_timedwait sem_post)
+    sem_timedwait sem_post pthread_barrier_init pthread_barrier_wait
+    pthread_barrier_destroy)
 set(FLIGHTREC_WRAP_MEMORY malloc calloc realloc free posix_memalign
     aligned_alloc mmap mmap64 munmap)
 set(FLIGHTREC_WRAP_IO open open64 openat openat64 read write pread pread64

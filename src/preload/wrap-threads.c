@@ -7,7 +7,8 @@
  * acquired says the kind: MUTEX_LOCK_EXIT an exclusive hold (mutex, write
  * lock), THREAD_RESOURCE_OBTAIN a shared hold (read lock),
  * RTEMS_SEMAPHORE_OBTAIN a semaphore; MUTEX_TRYLOCK_FAIL an attempt that
- * failed.  Releases are recorded before the real release, so that another
+ * failed.  Barriers: RTEMS_BARRIER_WAIT is the arrival, RTEMS_BARRIER_RELEASE
+ * the way out (with the call's result), a wait that nobody holds after.  Releases are recorded before the real release, so that another
  * thread's acquisition never appears to come first.
  */
 /* _GNU_SOURCE comes from the build; the wrappers define the plain names,
@@ -47,6 +48,11 @@ DECLARE_REAL(int, sem_wait, (sem_t *));
 DECLARE_REAL(int, sem_trywait, (sem_t *));
 DECLARE_REAL(int, sem_timedwait, (sem_t *, const struct timespec *));
 DECLARE_REAL(int, sem_post, (sem_t *));
+DECLARE_REAL(int, pthread_barrier_init, (pthread_barrier_t *,
+                                         const pthread_barrierattr_t *,
+                                         unsigned));
+DECLARE_REAL(int, pthread_barrier_wait, (pthread_barrier_t *));
+DECLARE_REAL(int, pthread_barrier_destroy, (pthread_barrier_t *));
 
 /*=====   Thread ids by pthread_t, for names given to other threads   =====*/
 
@@ -395,4 +401,40 @@ int WRAPPER(sem_post)(sem_t *s)
     if (preload_on(GROUP_LOCKS))
         rec1(FLIGHTREC_EV_RTEMS_SEMAPHORE_RELEASE, (uintptr_t)s);
     return REAL(sem_post)(s);
+}
+
+/*=====   Barriers   =====*/
+
+/* RTEMS_BARRIER_CREATE (address) + ARG_2 (count) + RETURN_0 (result), one
+ * record after the call. */
+int WRAPPER(pthread_barrier_init)(pthread_barrier_t *b,
+                                  const pthread_barrierattr_t *attr,
+                                  unsigned count)
+{
+    int r = REAL(pthread_barrier_init)(b, attr, count);
+    if (preload_on(GROUP_LOCKS))
+        rec3(FLIGHTREC_EV_RTEMS_BARRIER_CREATE, (uintptr_t)b,
+             FLIGHTREC_EV_ARG_2, (uintptr_t)count, FLIGHTREC_EV_RETURN_0,
+             (uintptr_t)(intptr_t)r);
+    return r;
+}
+
+/* The arrival before the call; after it, the way out and the result
+ * (PTHREAD_BARRIER_SERIAL_THREAD, -1, for one thread of each round). */
+int WRAPPER(pthread_barrier_wait)(pthread_barrier_t *b)
+{
+    if (!preload_on(GROUP_LOCKS))
+        return REAL(pthread_barrier_wait)(b);
+    rec1(FLIGHTREC_EV_RTEMS_BARRIER_WAIT, (uintptr_t)b);
+    int r = REAL(pthread_barrier_wait)(b);
+    rec2(FLIGHTREC_EV_RTEMS_BARRIER_RELEASE, (uintptr_t)b,
+         FLIGHTREC_EV_RETURN_0, (uintptr_t)(intptr_t)r);
+    return r;
+}
+
+int WRAPPER(pthread_barrier_destroy)(pthread_barrier_t *b)
+{
+    if (preload_on(GROUP_LOCKS))
+        rec1(FLIGHTREC_EV_RTEMS_BARRIER_DELETE, (uintptr_t)b);
+    return REAL(pthread_barrier_destroy)(b);
 }

@@ -247,6 +247,52 @@ TEST(locks_exact)
     run_free(&r);
 }
 
+#define BARRIER_B 0x2000u
+
+/*
+ * A barrier of two threads, as `flightrec record` records
+ * pthread_barrier_wait: alpha (100) arrives first in both rounds and waits
+ * 4,000 and 3,000 ns; beta (101) waits 10 and 20 ns.  Nobody holds a
+ * barrier.
+ */
+TEST(barrier_exact)
+{
+    struct fr_vec v;
+
+    start(&v, 2);
+    fr_vec_flightrec_chunk(&v, 0, 100, "alpha", 0, 0, 0, 0);
+    at(&v, 1000, FLIGHTREC_EV_RTEMS_BARRIER_WAIT, BARRIER_B);
+    at(&v, 5000, FLIGHTREC_EV_RTEMS_BARRIER_RELEASE, BARRIER_B);
+    same(&v, 5000, FLIGHTREC_EV_RETURN_0, UINT64_MAX);
+    at(&v, 6000, FLIGHTREC_EV_RTEMS_BARRIER_WAIT, BARRIER_B);
+    at(&v, 9000, FLIGHTREC_EV_RTEMS_BARRIER_RELEASE, BARRIER_B);
+    same(&v, 9000, FLIGHTREC_EV_RETURN_0, 0);
+    fr_vec_flightrec_chunk(&v, 1, 101, "beta", 0, 0, 0, 0);
+    at(&v, 4990, FLIGHTREC_EV_RTEMS_BARRIER_WAIT, BARRIER_B);
+    at(&v, 5000, FLIGHTREC_EV_RTEMS_BARRIER_RELEASE, BARRIER_B);
+    same(&v, 5000, FLIGHTREC_EV_RETURN_0, 0);
+    at(&v, 8980, FLIGHTREC_EV_RTEMS_BARRIER_WAIT, BARRIER_B);
+    at(&v, 9000, FLIGHTREC_EV_RTEMS_BARRIER_RELEASE, BARRIER_B);
+    same(&v, 9000, FLIGHTREC_EV_RETURN_0, UINT64_MAX);
+    const char *path = save(&v, "barrier.rec");
+    struct spawn_run r;
+
+    REPORT(&r, "--json", path);
+    CHECK_EQ_I(r.status, 0);
+    CHECK_EQ_S(r.err, "");
+    CHECK_PY(r.out, "[d['locks'][0][k] for k in ('address', 'kind', "
+             "'acquisitions', 'contended', 'trylock_failures', 'unwaited')]",
+             "['0x2000', 'barrier', 4, 2, 0, 0]");
+    CHECK_PY(r.out, "[d['locks'][0]['wait_ns'][k] for k in ('count', "
+             "'total', 'min', 'max')]", "[4, 7030, 10, 4000]");
+    CHECK_PY(r.out, "d['locks'][0]['hold_ns']['count']", "0");
+    CHECK_PY(r.out, "[(t['tid'], t['acquisitions'], t['contended'], "
+             "t['wait_ns'], t['hold_ns']) for t in "
+             "d['locks'][0]['threads']]",
+             "[(100, 2, 2, 7000, 0), (101, 2, 0, 30, 0)]");
+    run_free(&r);
+}
+
 /* From a pipe the records arrive through the merge window: the same
  * figures as from the file. */
 TEST(locks_from_pipe)

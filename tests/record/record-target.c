@@ -543,6 +543,56 @@ static int mode_wait_signal(void)
     return 0;
 }
 
+/*=====   barrier   =====*/
+
+static pthread_barrier_t barrier;
+static int barrier_result[2][3];
+
+static void *barrier_t1(void *arg)
+{
+    (void)arg;
+    t1_tid = tid();
+    for (int round = 0; round < 3; round++)
+        barrier_result[1][round] = pthread_barrier_wait(&barrier);
+    return NULL;
+}
+
+/* Two threads meet at a barrier three times; main comes 20 ms late to
+ * each round. */
+static int mode_barrier(void)
+{
+    int me = tid();
+    int r = pthread_barrier_init(&barrier, NULL, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, barrier_t1, NULL);
+    struct timespec late = { 0, 20 * 1000 * 1000 };
+    for (int round = 0; round < 3; round++) {
+        nanosleep(&late, NULL);
+        barrier_result[0][round] = pthread_barrier_wait(&barrier);
+    }
+    pthread_join(t, NULL);
+    int d = pthread_barrier_destroy(&barrier);
+    uintptr_t b = (uintptr_t)&barrier;
+    expect("main", "RTEMS_BARRIER_CREATE", b);
+    expect("main", "ARG_2", 2);
+    expect("main", "RETURN_0", (uintptr_t)r);
+    static const char *const who[2] = { "main", "t1" };
+    for (int i = 0; i < 2; i++) {
+        for (int round = 0; round < 3; round++) {
+            expect(who[i], "RTEMS_BARRIER_WAIT", b);
+            expect(who[i], "RTEMS_BARRIER_RELEASE", b);
+            expect(who[i], "RETURN_0",
+                   (uintptr_t)(intptr_t)barrier_result[i][round]);
+        }
+        if (i == 0)
+            expect("main", "RTEMS_BARRIER_DELETE", b);
+    }
+    (void)d;
+    printf("tid t1 %d\n", t1_tid);
+    printf("tid main %d\n", me);
+    return 0;
+}
+
 /* @n lock and unlock pairs of one mutex as fast as they go (3 events a
  * pair): with small rings the drain cannot keep up, and the recording
  * loses events.  With @in_child, in a forked child (its own file); the
@@ -578,6 +628,8 @@ int main(int argc, char **argv)
         return mode_io(argc > 2 ? argv[2] : ".");
     if (strcmp(mode, "fortified") == 0)
         return mode_fortified();
+    if (strcmp(mode, "barrier") == 0)
+        return mode_barrier();
     if (strcmp(mode, "memory") == 0)
         return mode_memory();
     if (strcmp(mode, "locks") == 0)

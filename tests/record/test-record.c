@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -180,7 +181,8 @@ static uint32_t event_id(const char *name)
         E(THREAD_EXIT), E(THREAD_SET_NAME), E(FATAL_CODE),
         E(FUNCTION_ENTRY), E(FUNCTION_EXIT), E(ISR_LOCK_ACQUIRE_ENTRY),
         E(ISR_LOCK_ACQUIRE_EXIT), E(ISR_LOCK_RELEASE), E(INTERRUPT_ENTRY),
-        E(INTERRUPT_EXIT),
+        E(INTERRUPT_EXIT), E(RTEMS_BARRIER_CREATE), E(RTEMS_BARRIER_DELETE),
+        E(RTEMS_BARRIER_WAIT), E(RTEMS_BARRIER_RELEASE),
 #undef E
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
@@ -506,6 +508,26 @@ TEST(locks)
     CHECK(main_released <= t1_acquired);
     CHECK(t1_acquired - t1_attempt >= 20000000u);
     CHECK(main_released - main_acquired >= 20000000u);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+/* Each thread's arrival at a barrier and its way out, with the result:
+ * one thread of each round is the serial one. */
+TEST(barrier)
+{
+    struct recording rec;
+    struct target_output t;
+    record_mode("barrier", "locks", "barrier", NULL, &rec, &t, 0);
+    CHECK_EQ_U(t.count, 22);
+    check_thread(&rec, &t, "main", t.tid_main);
+    check_thread(&rec, &t, "t1", t.tid_t1);
+    int serial = 0;
+    for (size_t i = 0; i < t.count; i++)
+        serial += t.lines[i].event == FLIGHTREC_EV_RETURN_0 &&
+                  t.lines[i].data == (uint64_t)(int64_t)
+                                         PTHREAD_BARRIER_SERIAL_THREAD;
+    CHECK_EQ_I(serial, 3);
     rec_free(&rec);
     target_free(&t);
 }
@@ -953,6 +975,25 @@ TEST(wrap_io_fortified)
                    NULL, &rec, &t, 0);
     CHECK_EQ_U(t.count, 31);
     check_thread(&rec, &t, "main", rec.pid);
+    rec_free(&rec);
+    target_free(&t);
+}
+
+TEST(wrap_barrier)
+{
+    struct recording rec;
+    struct target_output t;
+    record_program(RECORD_WRAP_TARGET, "wrap-barrier", "locks,process",
+                   "barrier", NULL, &rec, &t, 0);
+    /* What comes after the exit status is libgcc's at exit (wrap_locks). */
+    size_t end = 0;
+    while (end < rec.count && rec.evs[end].event != FLIGHTREC_EV_FATAL_CODE)
+        end++;
+    CHECK(end < rec.count);
+    rec.count = end;
+    CHECK_EQ_U(t.count, 22);
+    check_thread(&rec, &t, "main", t.tid_main);
+    check_thread(&rec, &t, "t1", t.tid_t1);
     rec_free(&rec);
     target_free(&t);
 }

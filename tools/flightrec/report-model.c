@@ -253,6 +253,9 @@ static void setup_roles(struct report *rp)
         set_role(rp, "THREAD_RESOURCE_OBTAIN", RP_ROLE_LOCK_ACQUIRE, 2);
         set_role(rp, "THREAD_RESOURCE_RELEASE", RP_ROLE_LOCK_RELEASE, 2);
         set_role(rp, "RTEMS_SEMAPHORE_OBTAIN", RP_ROLE_LOCK_ACQUIRE, 3);
+        /* A barrier: the arrival is the wait, the way out its end. */
+        set_role(rp, "RTEMS_BARRIER_WAIT", RP_ROLE_LOCK_WAIT, 4);
+        set_role(rp, "RTEMS_BARRIER_RELEASE", RP_ROLE_LOCK_ACQUIRE, 4);
         set_role(rp, "PAGE_FREE", RP_ROLE_UNMAP, 0);
     }
     for (unsigned k = 0; k < RP_ALLOC_KINDS; k++) {
@@ -756,6 +759,12 @@ static void hold_end(struct report *rp, struct rp_lock *l,
     l->releases_unheld++;
 }
 
+/* Semaphores (3) and barriers (4) are waited for, but held by no one. */
+static int kind_is_held(unsigned kind)
+{
+    return kind != 3 && kind != 4;
+}
+
 static void lock_record(struct report *rp, struct rp_thread *t,
                         struct rp_context *cx, uint8_t role, unsigned kind,
                         uint64_t lock, uint64_t ns)
@@ -783,7 +792,7 @@ static void lock_record(struct report *rp, struct rp_thread *t,
         return;
     }
     if (role == RP_ROLE_LOCK_RELEASE) {
-        if (kind != 3)
+        if (kind_is_held(kind))
             hold_end(rp, l, t, ns);
         return;
     }
@@ -803,7 +812,7 @@ static void lock_record(struct report *rp, struct rp_thread *t,
         l->unwaited++; /* trylock, or taken back after a condition wait */
     }
     cx->waiting = 0;
-    if (kind != 3) /* a semaphore is held by no one */
+    if (kind_is_held(kind))
         hold_begin(rp, l, t, ns);
 }
 

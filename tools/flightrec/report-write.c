@@ -49,11 +49,11 @@ const char *rp_fmt_bytes(char *buf, size_t size, uint64_t bytes)
 static const char *lock_kinds(unsigned kinds, char *buf, size_t size)
 {
     static const char *const names[] = { "mutex", "spin", "rwlock-read",
-                                         "semaphore" };
+                                         "semaphore", "barrier" };
     size_t len = 0;
 
     buf[0] = '\0';
-    for (unsigned k = 0; k < 4; k++) {
+    for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++) {
         if (!(kinds & (1u << k)))
             continue;
         int n = snprintf(buf + len, size - len, "%s%s", len ? "+" : "",

@@ -155,6 +155,17 @@ static void spin(uint32_t ticks)
 static volatile uint32_t systicks, timer1_fires, timer1_nested;
 static volatile int in_systick;
 static volatile int fault_requested;
+/* The logger task is in a drain. */
+static volatile int draining;
+#if defined(FW_FAULT_IN_DRAIN)
+/* Test builds: the FW_FAULT_IN_DRAIN-th SysTick after tick 100 that comes
+ * while the logger task drains faults there, so that the fault handler's
+ * drain takes over one it interrupted (tests/firmware); FW_DRAIN_DELAY
+ * counter ticks before each drain move where in it that tick lands.
+ * FW_FAULT_AFTER_COMMIT=N instead faults right after the drain's N-th
+ * commit (port-cortexm.c), counted from the first drain after tick 100. */
+static uint32_t ticks_in_drain;
+#endif
 
 void systick_handler(void);
 void systick_handler(void)
@@ -163,6 +174,20 @@ void systick_handler(void)
     in_systick = 1;
     uint32_t tick = ++systicks;
     flightrec_produce(EV_TICK, tick);
+#if defined(FW_FAULT_AFTER_COMMIT)
+    if (fw_commit_watch == 2) {
+        SYST_CSR = 0;
+        TIMER1_CTRL = 0;
+        __asm__ __volatile__("udf #2");
+    }
+#endif
+#if defined(FW_FAULT_IN_DRAIN)
+    if (draining && tick > 100 && ++ticks_in_drain == FW_FAULT_IN_DRAIN) {
+        SYST_CSR = 0;
+        TIMER1_CTRL = 0;
+        __asm__ __volatile__("udf #1");
+    }
+#endif
     if (tick == FAULT_AT_TICK) {
         /* The last tick: the counts the log must show are final now. */
         SYST_CSR = 0;
@@ -229,13 +254,18 @@ static void __attribute__((noreturn)) exit_qemu(uint32_t status)
 void hardfault_handler_c(const uint32_t *frame);
 void hardfault_handler_c(const uint32_t *frame)
 {
+    int in_drain = draining;
     flightrec_produce(EV_FAULT, frame[6]);  /* the stacked pc */
+    /* A block the fault cut short ends first, as far as it got. */
+    fw_stream_block_close();
     fw_uart_puts("flightrec-demo: hard fault; counts:");
     put_count("systick", systicks);
     put_count("timer1", timer1_fires);
     put_count("nested", timer1_nested);
     put_count("switches", switches);
     put_count("region_bytes", (uint32_t)fw_region_bytes_used());
+    put_count("in_drain", (uint32_t)in_drain);
+    put_count("stream_bytes", flightrec__port_stream_taken());
     fw_uart_puts("\n");
     (void)fw_stream_block();
     exit_qemu(FAULT_EXIT_STATUS);
@@ -293,7 +323,17 @@ static void logger_task(struct task *self)
         uint32_t now = systicks;
         if (now - streamed_at >= STREAM_EVERY_TICKS) {
             streamed_at = now;
+#if defined(FW_DRAIN_DELAY)
+            /* Test builds: where in the drain the faulting tick lands. */
+            spin(FW_DRAIN_DELAY);
+#endif
+            draining = 1;
+#if defined(FW_FAULT_AFTER_COMMIT)
+            if (now > 100 && fw_commit_watch == 0)
+                fw_commit_watch = 1;
+#endif
             (void)fw_stream_block();
+            draining = 0;
         } else {
             spin(TASK_WORK);
         }
@@ -330,6 +370,9 @@ int main(void)
         task_init(&tasks[i]);
         record_task_name(&tasks[i]);
     }
+    /* The stream's start goes out before any interrupt can fault: a fault
+     * handler's drain goes on with a stream once it has begun. */
+    (void)fw_stream_block();
 
     SCB_SHPR3 = (SCB_SHPR3 & 0x00ffffffu) | (0x80u << 24); /* SysTick */
     NVIC_IPR(FW_IRQ_TIMER1) = 0x40; /* above SysTick: it nests */

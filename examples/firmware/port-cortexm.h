@@ -61,7 +61,20 @@ void fw_counter_init(void);
 void fw_timer0_handler(void);
 /* Drains the rings onto the UART as one marked block; flightrec_drain()'s
  * code. */
+/* Drains the rings into one block of base64 lines on the UART. */
 int fw_stream_block(void);
+/* Ends the block a fault interrupted (nothing when none is open): what its
+ * drain had sent, to the byte, then the end marker.  A fault handler calls
+ * it before it prints anything, then drains with fw_stream_block(), which
+ * goes on with the same stream. */
+void fw_stream_block_close(void);
+/* The stream's bytes write() took since start-up (src/producer/platform.h). */
+uint32_t flightrec__port_stream_taken(void);
+#if defined(FW_FAULT_AFTER_COMMIT)
+/* Test builds: 1 watches the drain's commits, 2 once the one that faults
+ * has come. */
+extern volatile int fw_commit_watch;
+#endif
 /* Bytes of the region in use (header, tables, rings). */
 size_t fw_region_bytes_used(void);
 

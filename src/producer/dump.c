@@ -253,6 +253,11 @@ static int drain_with_names(int fd, uint64_t name_max_age)
                           &holder) != 0)
         return -EBUSY;
 #endif
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* Held already: a fault handler drains, and the drain it interrupted
+     * never resumes. */
+    int interrupted = drain_lock.held;
+#endif
     flightrec__mutex_lock(&drain_lock);
     if (fd != drain_fd || !drain_started) {
         /* A cut item is finished only on the descriptor it was cut on. */
@@ -260,6 +265,15 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
                         sizeof(drain_buffer));
     }
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    else if (interrupted) {
+        /* Its output goes on from the byte where it stopped, and the ring
+         * it was on from its last commit: nothing is lost or repeated. */
+        frw_sink_recover(&drain_sink, flightrec__port_stream_taken());
+        fr_drain_recover();
+        (void)frw_sink_flush(&drain_sink);
+    }
+#endif
     frw_sink_resume(&drain_sink);
     if (!drain_started) {
         frw_put_header(&drain_sink, region_header(), region_control());

@@ -30,6 +30,13 @@ void flightrec__port_region_prefault(void *at, size_t size);
  * Hosted only: the drain calls it for the pages a producer writes next. */
 void flightrec__port_region_populate(void *at, size_t size);
 #endif
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* Firmware: the bytes of the stream that write() took since start-up
+ * (mod 2^32), each counted as it is taken, so that a fault handler's
+ * drain can go on from the byte where an interrupted drain's output
+ * stopped. */
+uint32_t flightrec__port_stream_taken(void);
+#endif
 /* The unit region parts are placed in, so that a file can back them. */
 size_t flightrec__port_page_size(void);
 

@@ -44,6 +44,15 @@ static inline uintptr_t fr_acquired_word(uintptr_t value)
      atomic_fetch_add_explicit((p), (value), memory_order_relaxed))
 #define FR_FENCE_ACQUIRE() atomic_signal_fence(memory_order_acquire)
 #define FR_FENCE_RELEASE() atomic_signal_fence(memory_order_release)
+
+/* A fault handler that drains may interrupt a drain that never resumes;
+ * the drain makes each of its commits (items counted into the sink and
+ * the ring's progress) with interrupts off, so that the handler finds one
+ * whole state (the port provides these: examples/firmware). */
+uint32_t flightrec__port_interrupts_off(void);
+void flightrec__port_interrupts_restore(uint32_t state);
+#define FR_COMMIT_BEGIN() uint32_t fr_commit_ = flightrec__port_interrupts_off()
+#define FR_COMMIT_END() flightrec__port_interrupts_restore(fr_commit_)
 #else
 #define FR_LOAD_ACQUIRE(p) atomic_load_explicit((p), memory_order_acquire)
 #define FR_STORE_RELEASE(p, value) \
@@ -52,6 +61,9 @@ static inline uintptr_t fr_acquired_word(uintptr_t value)
     atomic_fetch_add_explicit((p), (value), memory_order_release)
 #define FR_FENCE_ACQUIRE() atomic_thread_fence(memory_order_acquire)
 #define FR_FENCE_RELEASE() atomic_thread_fence(memory_order_release)
+/* Hosted, a drain is never interrupted by another one. */
+#define FR_COMMIT_BEGIN() ((void)0)
+#define FR_COMMIT_END() ((void)0)
 #endif
 
 #endif

@@ -288,6 +288,20 @@ static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
     return oldest_intact(ring, id, head);
 }
 
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* Where the drain of a ring stands: what fr_ring_drain() stores when it
+ * ends, as of its last commit to the sink (each made with interrupts off,
+ * FR_COMMIT_BEGIN()), for fr_drain_recover(). */
+static struct {
+    ring_t *ring;
+    uintptr_t tail, events, dropped;
+} progress;
+#endif
+
+/* The most items a chunk head takes (put_chunk_head()). */
+#define CHUNK_HEAD_ITEMS \
+    (6 + FLIGHTREC_REGION_NAME_WORDS * 4 / sizeof(uintptr_t))
+
 static void put_chunk_head(struct frw_sink *sink, const ring_t *ring,
                            const struct owner *owner, uintptr_t events,
                            uintptr_t overflow, uintptr_t discard)
@@ -384,7 +398,24 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             *end = head;
             return 0;
         }
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+        /* The head goes into the buffer whole, with the progress it
+         * makes. */
+        frw_sink_reserve(sink, CHUNK_HEAD_ITEMS * FRW_ITEM_SIZE);
+        {
+            FR_COMMIT_BEGIN();
+            put_chunk_head(sink, ring, owner, begin_events, overflow,
+                           discard);
+            if (progress.ring == ring) {
+                progress.tail = begin;
+                progress.events = begin_events;
+                progress.dropped += discard;
+            }
+            FR_COMMIT_END();
+        }
+#else
         put_chunk_head(sink, ring, owner, begin_events, overflow, discard);
+#endif
         discard = 0;
         always = 0;
         reread = 0;
@@ -409,9 +440,17 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
                 overtaken = 1;
                 break;
             }
+            FR_COMMIT_BEGIN();
             frw_items_done(sink, n);
             p_events += n - recorder_in;
             p += n;
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+            if (progress.ring == ring) {
+                progress.tail = p;
+                progress.events = p_events;
+            }
+#endif
+            FR_COMMIT_END();
         }
         *end = p;
         *end_events = p_events;
@@ -535,20 +574,53 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
     if (reread)
         from = id.start;
     uintptr_t end, end_events;
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    {
+        FR_COMMIT_BEGIN();
+        progress.tail = from;
+        progress.events = from_events;
+        progress.dropped = reader_word(&ring->reader_dropped);
+        progress.ring = ring;
+        FR_COMMIT_END();
+    }
+#endif
     int rc = read_owner(sink, base, ring, &id, &owner, from, from_events,
                         dropped - reader_word(&ring->reader_dropped), reread,
                         reread, &end,
                         &end_events);
-    if (rc != 0)
-        return rc;
-    atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
-    atomic_store_explicit(&ring->reader_events, end_events,
-                          memory_order_relaxed);
-    atomic_store_explicit(&ring->reader_dropped, dropped, memory_order_relaxed);
-    /* Release: the copies are done before the producer may reuse slots. */
-    FR_STORE_RELEASE(&ring->tail, end);
-    return 0;
+    FR_COMMIT_BEGIN();
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    progress.ring = NULL;
+#endif
+    if (rc == 0) {
+        atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
+        atomic_store_explicit(&ring->reader_events, end_events,
+                              memory_order_relaxed);
+        atomic_store_explicit(&ring->reader_dropped, dropped,
+                              memory_order_relaxed);
+        /* Release: the copies are done before the producer may reuse
+         * slots. */
+        FR_STORE_RELEASE(&ring->tail, end);
+    }
+    FR_COMMIT_END();
+    return rc;
 }
+
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+void fr_drain_recover(void)
+{
+    ring_t *ring = progress.ring;
+    if (ring == NULL)
+        return;
+    atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_events, progress.events,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_dropped, progress.dropped,
+                          memory_order_relaxed);
+    FR_STORE_RELEASE(&ring->tail, progress.tail);
+    progress.ring = NULL;
+}
+#endif
 
 uint32_t fr_ring_fill(const ring_t *ring)
 {

@@ -51,6 +51,13 @@ int fr_ring_dump_read(struct frw_sink *sink, const unsigned char *base,
                       const struct flightrec_region_ring *ring,
                       const uint32_t *name);
 
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* After a fault interrupted fr_ring_drain() (which never resumes): the
+ * ring it was on takes the position of its last commit, so that the next
+ * drain goes on from there, neither losing nor repeating an item. */
+void fr_drain_recover(void);
+#endif
+
 /* Whether a drain of @ring would write anything: new items, new drops or
  * a new owner.  A few loads. */
 int fr_ring_has_news(const struct flightrec_region_ring *ring);

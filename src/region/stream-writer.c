@@ -88,7 +88,32 @@ int frw_sink_flush(struct frw_sink *sink)
      * positions of the next chunks say so. */
     sink->len = 0;
     sink->start_in_buf = 0;
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    /* After len: between the two, nothing is left to write again. */
+    sink->buf_at = (uint32_t)sink->written;
+#endif
     return sink->error;
+}
+
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+void frw_sink_recover(struct frw_sink *sink, uint32_t taken)
+{
+    size_t skip = (uint32_t)(taken - sink->buf_at);
+    if (skip > sink->len)
+        skip = sink->len;
+    memmove(sink->buf, sink->buf + skip, sink->len - skip);
+    sink->len -= skip;
+    if (skip != 0)
+        sink->start_in_buf = 0;
+    sink->written = taken;
+    sink->buf_at = taken;
+}
+#endif
+
+void frw_sink_reserve(struct frw_sink *sink, size_t bytes)
+{
+    if (sink->cap - sink->len < bytes)
+        (void)frw_sink_flush(sink);
 }
 
 static void put_bytes(struct frw_sink *sink, const void *bytes, size_t n)

@@ -33,6 +33,9 @@ struct frw_sink {
                                    header) a write cut */
     size_t carry_len;
     uint64_t written;           /* bytes that reached the target */
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    uint32_t buf_at;            /* the stream offset of buf[0] (mod 2^32) */
+#endif
 };
 
 /* A sink that writes to file descriptor @fd (retrying short writes and
@@ -46,6 +49,15 @@ void frw_sink_init(struct frw_sink *sink, frw_sink_write_fn write, void *target,
 void frw_sink_resume(struct frw_sink *sink);
 /* Writes what is buffered; 0 or the first error of this use. */
 int frw_sink_flush(struct frw_sink *sink);
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+/* After a fault interrupted a use of @sink that never resumes: @taken is
+ * the stream's bytes the target took, and the buffer keeps only those it
+ * did not take yet (a write cut short goes on from the next byte). */
+void frw_sink_recover(struct frw_sink *sink, uint32_t taken);
+#endif
+/* Flushes unless @bytes fit at the end of the buffer: what comes next
+ * goes in without a write. */
+void frw_sink_reserve(struct frw_sink *sink, size_t bytes);
 
 /* The format word of this host's own items. */
 uint32_t frw_host_format(void);

@@ -32,9 +32,9 @@ set(FLIGHTREC_WRAP_MEMORY malloc calloc realloc free posix_memalign
     aligned_alloc mmap mmap64 munmap)
 set(FLIGHTREC_WRAP_IO open open64 openat openat64 read write pread pread64
     pwrite pwrite64 readv writev socket accept accept4 connect send sendto
-    sendmsg recv recvfrom recvmsg poll select epoll_wait
+    sendmsg recv recvfrom recvmsg poll ppoll select epoll_wait epoll_pwait
     __open_2 __open64_2 __openat_2 __openat64_2 __read_chk __pread_chk
-    __pread64_chk __recv_chk __recvfrom_chk __poll_chk)
+    __pread64_chk __recv_chk __recvfrom_chk __poll_chk __ppoll_chk)
 
 function(flightrec_wrap target)
   cmake_parse_arguments(W "" "" "GROUPS" ${ARGN})

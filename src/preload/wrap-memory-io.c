@@ -17,7 +17,9 @@
 
 #include "preload.h"
 
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 /* On 64-bit hosts the *64 functions are the same; 32-bit hosts would need
@@ -245,6 +248,10 @@ DECLARE_REAL(int, poll, (struct pollfd *, nfds_t, int));
 DECLARE_REAL(int, select,
              (int, fd_set *, fd_set *, fd_set *, struct timeval *));
 DECLARE_REAL(int, epoll_wait, (int, struct epoll_event *, int, int));
+DECLARE_REAL(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *,
+                          const sigset_t *));
+DECLARE_REAL(int, epoll_pwait, (int, struct epoll_event *, int, int,
+                                const sigset_t *));
 
 static size_t iov_bytes(const struct iovec *iov, int count)
 {
@@ -514,13 +521,49 @@ int WRAPPER(epoll_wait)(int epfd, struct epoll_event *events, int max,
     return r;
 }
 
+/* ppoll's timeout in milliseconds, as poll takes it: -1 for none, and
+ * what does not fit an int as INT_MAX. */
+static int timeout_ms(const struct timespec *t)
+{
+    if (t == NULL)
+        return -1;
+    long long ms = (long long)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+    return ms > INT_MAX ? INT_MAX : ms < 0 ? 0 : (int)ms;
+}
+
+/* As poll: POLL_ENTRY (count) + ARG_2 (timeout, ms), POLL_EXIT. */
+int WRAPPER(ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *t,
+                   const sigset_t *mask)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(ppoll)(fds, n, t, mask);
+    rec2(FLIGHTREC_EV_POLL_ENTRY, (uintptr_t)n, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)timeout_ms(t));
+    int r = REAL(ppoll)(fds, n, t, mask);
+    rec_result(FLIGHTREC_EV_POLL_EXIT, r);
+    return r;
+}
+
+/* As epoll_wait. */
+int WRAPPER(epoll_pwait)(int epfd, struct epoll_event *events, int max,
+                         int timeout, const sigset_t *mask)
+{
+    if (!preload_on(GROUP_IO))
+        return REAL(epoll_pwait)(epfd, events, max, timeout, mask);
+    rec2(FLIGHTREC_EV_KEVENT_ENTRY, (uintptr_t)epfd, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)max);
+    int r = REAL(epoll_pwait)(epfd, events, max, timeout, mask);
+    rec_result(FLIGHTREC_EV_KEVENT_EXIT, r);
+    return r;
+}
+
 /*=====   _FORTIFY_SOURCE entry points   =====*/
 
 /*
  * A program built with -D_FORTIFY_SOURCE (as Debian builds its packages)
  * calls these glibc entry points instead of open() without a constant
- * flags argument, and instead of read(), pread(), recv(), recvfrom() and
- * poll() into buffers of a size the compiler knows.  Each is recorded as
+ * flags argument, and instead of read(), pread(), recv(), recvfrom(),
+ * poll() and ppoll() into buffers of a size the compiler knows.  Each is recorded as
  * the call it stands for; the check itself stays glibc's.
  */
 DECLARE_REAL(int, __open_2, (const char *, int));
@@ -531,6 +574,9 @@ DECLARE_REAL(ssize_t, __recv_chk, (int, void *, size_t, size_t, int));
 DECLARE_REAL(ssize_t, __recvfrom_chk, (int, void *, size_t, size_t, int,
                                       struct sockaddr *, socklen_t *));
 DECLARE_REAL(int, __poll_chk, (struct pollfd *, nfds_t, int, size_t));
+DECLARE_REAL(int, __ppoll_chk, (struct pollfd *, nfds_t,
+                                const struct timespec *, const sigset_t *,
+                                size_t));
 
 /* Their prototypes, which glibc's headers give only to fortified builds. */
 int WRAPPER(__open_2)(const char *path, int flags);
@@ -549,6 +595,9 @@ ssize_t WRAPPER(__recvfrom_chk)(int fd, void *buf, size_t n, size_t size,
                                 socklen_t *len);
 int WRAPPER(__poll_chk)(struct pollfd *fds, nfds_t n, int timeout,
                         size_t size);
+int WRAPPER(__ppoll_chk)(struct pollfd *fds, nfds_t n,
+                         const struct timespec *t, const sigset_t *mask,
+                         size_t size);
 
 /* No mode: these are the opens without O_CREAT or O_TMPFILE. */
 int WRAPPER(__open_2)(const char *path, int flags)
@@ -638,4 +687,23 @@ int WRAPPER(__poll_chk)(struct pollfd *fds, nfds_t n, int timeout,
     int r = REAL(__poll_chk)(fds, n, timeout, size);
     rec_result(FLIGHTREC_EV_POLL_EXIT, r);
     return r;
+}
+
+int WRAPPER(__ppoll_chk)(struct pollfd *fds, nfds_t n,
+                         const struct timespec *t, const sigset_t *mask,
+                         size_t size)
+{
+#if defined(FLIGHTREC_WRAP_BUILD)
+    /* Static glibc's __ppoll_chk calls ppoll by its name, which --wrap
+     * sends to the wrapper above: it records the call. */
+    return REAL(__ppoll_chk)(fds, n, t, mask, size);
+#else
+    if (!preload_on(GROUP_IO))
+        return REAL(__ppoll_chk)(fds, n, t, mask, size);
+    rec2(FLIGHTREC_EV_POLL_ENTRY, (uintptr_t)n, FLIGHTREC_EV_ARG_2,
+         (uintptr_t)timeout_ms(t));
+    int r = REAL(__ppoll_chk)(fds, n, t, mask, size);
+    rec_result(FLIGHTREC_EV_POLL_EXIT, r);
+    return r;
+#endif
 }

@@ -199,6 +199,8 @@ extern ssize_t __recv_chk(int, void *, size_t, size_t, int);
 extern ssize_t __recvfrom_chk(int, void *, size_t, size_t, int,
                               struct sockaddr *, socklen_t *);
 extern int __poll_chk(struct pollfd *, nfds_t, int, size_t);
+extern int __ppoll_chk(struct pollfd *, nfds_t, const struct timespec *,
+                       const sigset_t *, size_t);
 
 static int mode_fortified(void)
 {
@@ -250,6 +252,26 @@ static int mode_fortified(void)
     expect("main", "RECVFROM_ENTRY", (uintptr_t)sv[1]);
     expect("main", "ARG_2", 40);
     expect_result("main", "RECVFROM_EXIT", r, errno);
+
+    /* ppoll and epoll_pwait, plain and fortified: as poll and epoll_wait,
+     * ppoll's timeout in milliseconds. */
+    struct timespec quarter = { 0, 250 * 1000 * 1000 };
+    n = ppoll(pfd, 2, &quarter, NULL);
+    expect("main", "POLL_ENTRY", 2);
+    expect("main", "ARG_2", 250);
+    expect_result("main", "POLL_EXIT", n, errno);
+    /* Without a timeout: a socket that can be written to at once. */
+    struct pollfd out = { .fd = sv[0], .events = POLLOUT };
+    n = __ppoll_chk(&out, 1, NULL, NULL, sizeof out);
+    expect("main", "POLL_ENTRY", 1);
+    expect("main", "ARG_2", (uintptr_t)-1);
+    expect_result("main", "POLL_EXIT", n, errno);
+    int ep = epoll_create1(0);
+    struct epoll_event evs[2];
+    n = epoll_pwait(ep, evs, 2, 0, NULL);
+    expect("main", "KEVENT_ENTRY", (uintptr_t)ep);
+    expect("main", "ARG_2", 2);
+    expect_result("main", "KEVENT_EXIT", n, errno);
     return 0;
 }
 

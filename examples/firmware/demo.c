@@ -56,6 +56,7 @@
 #define EV_TICK FLIGHTREC_USER(0)       /* data: the tick number */
 #define EV_WORK FLIGHTREC_USER(1)       /* data: the task's turn number */
 #define EV_FAULT FLIGHTREC_USER(2)      /* data: the faulting pc */
+#define EV_LATE FLIGHTREC_USER(3)       /* test builds: named late */
 
 /*=====   Tasks and the scheduler   =====*/
 
@@ -163,7 +164,10 @@ static volatile int draining;
  * drain takes over one it interrupted (tests/firmware); FW_DRAIN_DELAY
  * counter ticks before each drain move where in it that tick lands.
  * FW_FAULT_AFTER_COMMIT=N instead faults right after the drain's N-th
- * commit (port-cortexm.c), counted from the first drain after tick 100. */
+ * commit (port-cortexm.c), counted from the first drain after tick 100,
+ * and with FW_TEST_POINTS at a test point of the core instead.
+ * FW_LATE_NAME names an event then, FW_RESET_STREAM begins a new stream,
+ * FW_DUMP_IN_HANDLER dumps in the fault handler before it drains. */
 static uint32_t ticks_in_drain;
 #endif
 
@@ -258,6 +262,11 @@ void hardfault_handler_c(const uint32_t *frame)
     flightrec_produce(EV_FAULT, frame[6]);  /* the stacked pc */
     /* A block the fault cut short ends first, as far as it got. */
     fw_stream_block_close();
+#if defined(FW_DUMP_IN_HANDLER)
+    /* Test builds: a dump first, to a descriptor the port does not write
+     * (the console log stays as it is); it must not move the drain's. */
+    (void)flightrec_dump(5);
+#endif
     fw_uart_puts("flightrec-demo: hard fault; counts:");
     put_count("systick", systicks);
     put_count("timer1", timer1_fires);
@@ -326,6 +335,21 @@ static void logger_task(struct task *self)
 #if defined(FW_DRAIN_DELAY)
             /* Test builds: where in the drain the faulting tick lands. */
             spin(FW_DRAIN_DELAY);
+#endif
+#if defined(FW_LATE_NAME) || defined(FW_RESET_STREAM)
+            /* Test builds: once, before the first drain after tick 100, an
+             * event named then, or a new stream. */
+            static int late_done;
+            if (now > 100 && !late_done) {
+                late_done = 1;
+#if defined(FW_LATE_NAME)
+                flightrec_event_set_name(EV_LATE, "late");
+                flightrec_produce(EV_LATE, 1);
+#else
+                flightrec_drain_reset();
+                fw_uart_puts("flightrec-demo: new stream\n");
+#endif
+            }
 #endif
             draining = 1;
 #if defined(FW_FAULT_AFTER_COMMIT)

@@ -343,6 +343,21 @@ static void interrupts_restore(uint32_t state)
 volatile int fw_commit_watch;
 static unsigned commits_watched;
 #endif
+#if defined(FW_TEST_POINTS)
+/* Test builds: the FW_TEST_NTH-th pass through test point FW_TEST_POINT
+ * (FR_TEST_POINT() in the core, src/region/order.h) once watched pends
+ * SysTick, whose handler then faults: a fault at that point. */
+static unsigned test_point_passes;
+void fw_test_point(unsigned id)
+{
+    if (fw_commit_watch == 1 && id == FW_TEST_POINT &&
+        ++test_point_passes == FW_TEST_NTH) {
+        fw_commit_watch = 2;
+        REG(0xe000ed04u) = 1u << 26; /* ICSR: PENDSTSET */
+        __asm__ __volatile__("dsb\n\tisb" ::: "memory");
+    }
+}
+#endif
 
 /* Around the drain's commits (src/region/order.h). */
 uint32_t flightrec__port_interrupts_off(void)
@@ -488,7 +503,11 @@ int fw_stream_block(void)
 static const struct flightrec_settings fw_settings = {
     .items = FW_RING_ITEMS,
     .signal_items = FW_SIGNAL_RING_ITEMS,
+#if defined(FW_FLIGHT_MODE)
+    .mode = FLIGHTREC_MODE_FLIGHT, /* test builds */
+#else
     .mode = FLIGHTREC_MODE_DISCARD,
+#endif
     .retained = 0,
     .prefault = 0,
 };

@@ -264,6 +264,12 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         drain_fd = fd;
         frw_sink_init_fd(&drain_sink, &drain_fd, drain_buffer,
                         sizeof(drain_buffer));
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+        /* The sink's offsets are the port's: a stream begun again
+         * (flightrec_drain_reset()) does not start at its byte 0. */
+        drain_sink.buf_at = flightrec__port_stream_taken();
+        drain_sink.written = drain_sink.buf_at;
+#endif
     }
 #if defined(FLIGHTREC_PORT_FIRMWARE)
     else if (interrupted) {
@@ -279,6 +285,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
         frw_put_header(&drain_sink, region_header(), region_control());
         drain_started = 1;
     }
+    FR_TEST_POINT(7);
     frw_put_event_names(&drain_sink, region_names(), drain_name_serial);
 #ifndef FLIGHTREC_PORT_FIRMWARE
     uint32_t rewind_request, fullest = 0;
@@ -321,6 +328,7 @@ static int drain_with_names(int fd, uint64_t name_max_age)
     atomic_store_explicit(&drain_fullest, fullest, memory_order_relaxed);
 #endif
     int rc = frw_sink_flush(&drain_sink);
+    FR_TEST_POINT(5);
     if (rc != 0) {
         /* Names of a failed write may be lost with it: send all again. */
         memset(drain_name_serial, 0, sizeof(drain_name_serial));

@@ -53,6 +53,14 @@ uint32_t flightrec__port_interrupts_off(void);
 void flightrec__port_interrupts_restore(uint32_t state);
 #define FR_COMMIT_BEGIN() uint32_t fr_commit_ = flightrec__port_interrupts_off()
 #define FR_COMMIT_END() flightrec__port_interrupts_restore(fr_commit_)
+/* Test builds of the demo (-DFW_TEST_POINTS, tests/firmware): places in
+ * the drain where a test makes an interrupt fault. */
+#if defined(FW_TEST_POINTS)
+void fw_test_point(unsigned id);
+#define FR_TEST_POINT(id) fw_test_point(id)
+#else
+#define FR_TEST_POINT(id) ((void)0)
+#endif
 #else
 #define FR_LOAD_ACQUIRE(p) atomic_load_explicit((p), memory_order_acquire)
 #define FR_STORE_RELEASE(p, value) \
@@ -64,6 +72,7 @@ void flightrec__port_interrupts_restore(uint32_t state);
 /* Hosted, a drain is never interrupted by another one. */
 #define FR_COMMIT_BEGIN() ((void)0)
 #define FR_COMMIT_END() ((void)0)
+#define FR_TEST_POINT(id) ((void)0)
 #endif
 
 #endif

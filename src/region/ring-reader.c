@@ -295,6 +295,7 @@ static uintptr_t current_oldest(const ring_t *ring, const struct identity *id)
 static struct {
     ring_t *ring;
     uintptr_t tail, events, dropped;
+    uint32_t flags; /* reader_flags: a rewind not yet served */
 } progress;
 #endif
 
@@ -363,8 +364,11 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
                       const ring_t *ring, const struct identity *id,
                       const struct owner *owner, uintptr_t from,
                       uintptr_t from_events, uintptr_t discard, int always,
-                      int reread, uintptr_t *end, uintptr_t *end_events)
+                      int reread, uintptr_t *end, uintptr_t *end_events,
+                      int drains)
 {
+    (void)drains; /* firmware: whether progress follows (a drain, not a
+                     dump) */
     const struct flightrec_region_item *items = items_of(base, ring);
     uintptr_t mask = (uintptr_t)ring->capacity - 1;
 
@@ -406,10 +410,11 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             FR_COMMIT_BEGIN();
             put_chunk_head(sink, ring, owner, begin_events, overflow,
                            discard);
-            if (progress.ring == ring) {
+            if (drains && progress.ring == ring) {
                 progress.tail = begin;
                 progress.events = begin_events;
                 progress.dropped += discard;
+                progress.flags = 0; /* a rewind is served by this head */
             }
             FR_COMMIT_END();
         }
@@ -436,6 +441,7 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             uintptr_t recorder_in =
                 copy_items(out, &items[p & mask], first) +
                 copy_items(out + first * FRW_ITEM_SIZE, items, n - first);
+            FR_TEST_POINT(4);
             if (before(p, current_oldest(ring, id))) {
                 overtaken = 1;
                 break;
@@ -445,7 +451,7 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             p_events += n - recorder_in;
             p += n;
 #if defined(FLIGHTREC_PORT_FIRMWARE)
-            if (progress.ring == ring) {
+            if (drains && progress.ring == ring) {
                 progress.tail = p;
                 progress.events = p_events;
             }
@@ -475,7 +481,7 @@ int fr_ring_dump(struct frw_sink *sink, const unsigned char *base,
     uintptr_t end, end_events;
     return read_owner(sink, base, ring, &id, &owner, id.start, 0,
                       drops_total(ring) - id.dropped_at_start, 1, 0, &end,
-                      &end_events);
+                      &end_events, 0);
 }
 
 static uint32_t reader_u32(const _Atomic uint32_t *field)
@@ -580,14 +586,17 @@ int fr_ring_drain(struct frw_sink *sink, const unsigned char *base,
         progress.tail = from;
         progress.events = from_events;
         progress.dropped = reader_word(&ring->reader_dropped);
+        progress.flags = reader_u32(&ring->reader_flags);
         progress.ring = ring;
         FR_COMMIT_END();
     }
+    FR_TEST_POINT(13);
 #endif
     int rc = read_owner(sink, base, ring, &id, &owner, from, from_events,
                         dropped - reader_word(&ring->reader_dropped), reread,
                         reread, &end,
-                        &end_events);
+                        &end_events, 1);
+    FR_TEST_POINT(3);
     FR_COMMIT_BEGIN();
 #if defined(FLIGHTREC_PORT_FIRMWARE)
     progress.ring = NULL;
@@ -612,7 +621,8 @@ void fr_drain_recover(void)
     ring_t *ring = progress.ring;
     if (ring == NULL)
         return;
-    atomic_store_explicit(&ring->reader_flags, 0, memory_order_relaxed);
+    atomic_store_explicit(&ring->reader_flags, progress.flags,
+                          memory_order_relaxed);
     atomic_store_explicit(&ring->reader_events, progress.events,
                           memory_order_relaxed);
     atomic_store_explicit(&ring->reader_dropped, progress.dropped,

@@ -84,14 +84,16 @@ int frw_sink_flush(struct frw_sink *sink)
         if (done < sink->len)
             keep_cut_item(sink, done);
     }
+    FR_TEST_POINT(6);
     /* After an error the rest is dropped: its items are lost, and the
      * positions of the next chunks say so. */
+    FR_COMMIT_BEGIN();
     sink->len = 0;
     sink->start_in_buf = 0;
 #if defined(FLIGHTREC_PORT_FIRMWARE)
-    /* After len: between the two, nothing is left to write again. */
     sink->buf_at = (uint32_t)sink->written;
 #endif
+    FR_COMMIT_END();
     return sink->error;
 }
 
@@ -222,16 +224,26 @@ void frw_put_event_names(struct frw_sink *sink,
                                             memory_order_relaxed);
         uint32_t kind = atomic_load_explicit(&names->kind[event],
                                              memory_order_relaxed);
-        if (seen != NULL)
-            seen[event] = serial;
         size_t nwords = FLIGHTREC_REGION_EVENT_NAME_WORDS;
         while (nwords > 2 && words[nwords - 1] == 0 && words[nwords - 2] == 0)
             nwords -= 2;
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+        /* The record goes into the buffer whole, with seen[]: one commit
+         * (a fault handler's drain sends what an interrupted one did not). */
+        frw_sink_reserve(sink, (2 + nwords * 4 / sizeof(uintptr_t)) *
+                                   ITEM_SIZE);
+#endif
+        FR_COMMIT_BEGIN();
+        FR_TEST_POINT(1);
         frw_put_meta(sink, FLIGHTREC_EV_EVENT_NAME_ID, event);
+        FR_TEST_POINT(2);
         frw_put_name(sink, FLIGHTREC_EV_EVENT_NAME, words, nwords);
         /* Instants (the default) say nothing: streams of programs that
          * define no kinds stay as they were. */
         if (kind != FLIGHTREC_EVENT_INSTANT)
             frw_put_meta(sink, FLIGHTREC_EV_EVENT_KIND, kind);
+        if (seen != NULL)
+            seen[event] = serial;
+        FR_COMMIT_END();
     }
 }

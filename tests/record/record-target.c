@@ -689,6 +689,21 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "return") == 0)
         return argc > 2 ? atoi(argv[2]) : 0;
+    if (strcmp(mode, "linger") == 0) {
+        /* A child that floods its rings and outlives this process. */
+        pid_t pid = fork();
+        if (pid == 0) {
+            mode_flood(100000, 0);
+            struct timespec linger = { 0, 600 * 1000 * 1000 };
+            nanosleep(&linger, NULL);
+            exit(0);
+        }
+        /* Long enough for the child's flood and its drains. */
+        struct timespec wait = { 0, 200 * 1000 * 1000 };
+        nanosleep(&wait, NULL);
+        printf("pid %d\n", (int)pid);
+        return 0;
+    }
     if (strcmp(mode, "flood") == 0 && argc > 2)
         return mode_flood(atol(argv[2]),
                           argc > 3 && strcmp(argv[3], "fork") == 0);

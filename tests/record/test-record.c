@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <flightrec/client.h>
@@ -924,6 +925,40 @@ TEST(losses_said_for_child_files)
              child_path, (unsigned long long)child.overflow,
              (unsigned long long)child.overflow);
     CHECK_EQ_S(read_text(err_path), want);
+    unlink(child_path);
+    unlink(rec_path);
+    target_free(&t);
+}
+
+/* A child still running when the program ends writes its file on: it is
+ * not read back (it would show a cut file), and nothing is said of it. */
+TEST(running_child_file_not_read)
+{
+    char rec_path[4200], out_path[4200], err_path[4200], child_path[4300];
+    snprintf(rec_path, sizeof rec_path, "%s/linger.rec", scratch);
+    snprintf(out_path, sizeof out_path, "%s/linger.out", scratch);
+    snprintf(err_path, sizeof err_path, "%s/linger.err", scratch);
+    const char *args[] = { "-f", "-o", rec_path, "--items", "16", "--events",
+                           "locks", "--no-switches", "--", RECORD_TARGET,
+                           "linger", NULL };
+    int status = run_record_err(out_path, err_path, 0, args);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_I(WEXITSTATUS(status), 0);
+    CHECK_EQ_S(read_text(err_path), "");
+    struct target_output t;
+    read_target_output(out_path, &t);
+    CHECK(t.pid > 0);
+    /* The child is not ours to wait for: it ends within a second. */
+    for (int i = 0; i < 500 && kill((pid_t)t.pid, 0) == 0; i++) {
+        struct timespec pause_ = { 0, 10 * 1000 * 1000 };
+        nanosleep(&pause_, NULL);
+    }
+    CHECK(kill((pid_t)t.pid, 0) != 0);
+    snprintf(child_path, sizeof child_path, "%s.%lld", rec_path,
+             (long long)t.pid);
+    struct loss_totals child = totals_of(child_path);
+    CHECK(child.overflow > 0);
+    CHECK_EQ_U(child.events + child.overflow, 300000);
     unlink(child_path);
     unlink(rec_path);
     target_free(&t);

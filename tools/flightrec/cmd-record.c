@@ -249,13 +249,17 @@ static int compare_names(const void *a, const void *b)
 }
 
 /* Whether @a name is BASE.PID or BASE.PID.N (the files of forked children
- * and exec'd images, src/preload/preload-core.c). */
+ * and exec'd images, src/preload/preload-core.c) of a process that has
+ * ended: a child still running writes its file on. */
 static int is_child_file(const char *name, const char *base)
 {
     size_t len = strlen(base);
     if (strncmp(name, base, len) != 0 || name[len] != '.')
         return 0;
     const char *p = name + len + 1;
+    long pid = strtol(p, NULL, 10);
+    if (pid > 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+        return 0;
     for (int part = 0; part < 2; part++) {
         if (*p < '0' || *p > '9')
             return 0;

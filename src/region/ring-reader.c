@@ -403,13 +403,13 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             return 0;
         }
 #if defined(FLIGHTREC_PORT_FIRMWARE)
-        /* The head goes into the buffer whole, with the progress it
-         * makes. */
+        /* The head goes into the buffer without a write, and counts with
+         * the progress it makes in one commit. */
         frw_sink_reserve(sink, CHUNK_HEAD_ITEMS * FRW_ITEM_SIZE);
+        put_chunk_head(sink, ring, owner, begin_events, overflow, discard);
         {
             FR_COMMIT_BEGIN();
-            put_chunk_head(sink, ring, owner, begin_events, overflow,
-                           discard);
+            frw_sink_commit(sink);
             if (drains && progress.ring == ring) {
                 progress.tail = begin;
                 progress.events = begin_events;
@@ -448,6 +448,7 @@ static int read_owner(struct frw_sink *sink, const unsigned char *base,
             }
             FR_COMMIT_BEGIN();
             frw_items_done(sink, n);
+            frw_sink_commit(sink);
             p_events += n - recorder_in;
             p += n;
 #if defined(FLIGHTREC_PORT_FIRMWARE)

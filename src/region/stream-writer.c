@@ -91,6 +91,7 @@ int frw_sink_flush(struct frw_sink *sink)
     sink->len = 0;
     sink->start_in_buf = 0;
 #if defined(FLIGHTREC_PORT_FIRMWARE)
+    sink->committed = 0;
     sink->buf_at = (uint32_t)sink->written;
 #endif
     FR_COMMIT_END();
@@ -100,11 +101,15 @@ int frw_sink_flush(struct frw_sink *sink)
 #if defined(FLIGHTREC_PORT_FIRMWARE)
 void frw_sink_recover(struct frw_sink *sink, uint32_t taken)
 {
+    /* Past the last commit: part of a record the interrupted drain never
+     * finished (its commit would have counted it); nothing of it went
+     * out, since puts between commits have their room reserved. */
+    size_t have = sink->committed;
     size_t skip = (uint32_t)(taken - sink->buf_at);
-    if (skip > sink->len)
-        skip = sink->len;
-    memmove(sink->buf, sink->buf + skip, sink->len - skip);
-    sink->len -= skip;
+    if (skip > have)
+        skip = have;
+    memmove(sink->buf, sink->buf + skip, have - skip);
+    sink->len = sink->committed = have - skip;
     if (skip != 0)
         sink->start_in_buf = 0;
     sink->written = taken;
@@ -120,8 +125,7 @@ void frw_sink_reserve(struct frw_sink *sink, size_t bytes)
 
 static void put_bytes(struct frw_sink *sink, const void *bytes, size_t n)
 {
-    if (sink->len + n > sink->cap)
-        (void)frw_sink_flush(sink);
+    frw_sink_reserve(sink, n);
     memcpy(sink->buf + sink->len, bytes, n);
     sink->len += n;
 }
@@ -157,8 +161,7 @@ void frw_put_item(struct frw_sink *sink, uint32_t event_word, uintptr_t data)
 unsigned char *frw_items_room(struct frw_sink *sink, size_t want, size_t *room)
 {
     /* Flushed where frw_put_item() would flush: the writes stay the same. */
-    if (sink->cap - sink->len < ITEM_SIZE)
-        (void)frw_sink_flush(sink);
+    frw_sink_reserve(sink, ITEM_SIZE);
     size_t fit = (sink->cap - sink->len) / ITEM_SIZE;
     *room = fit < want ? fit : want;
     return sink->buf + sink->len;
@@ -228,12 +231,12 @@ void frw_put_event_names(struct frw_sink *sink,
         while (nwords > 2 && words[nwords - 1] == 0 && words[nwords - 2] == 0)
             nwords -= 2;
 #if defined(FLIGHTREC_PORT_FIRMWARE)
-        /* The record goes into the buffer whole, with seen[]: one commit
-         * (a fault handler's drain sends what an interrupted one did not). */
+        /* The record goes into the buffer without a write, and counts
+         * with seen[] in one commit (a fault handler's drain sends it
+         * again if an interrupted one did not finish it). */
         frw_sink_reserve(sink, (2 + nwords * 4 / sizeof(uintptr_t)) *
                                    ITEM_SIZE);
 #endif
-        FR_COMMIT_BEGIN();
         FR_TEST_POINT(1);
         frw_put_meta(sink, FLIGHTREC_EV_EVENT_NAME_ID, event);
         FR_TEST_POINT(2);
@@ -242,6 +245,8 @@ void frw_put_event_names(struct frw_sink *sink,
          * define no kinds stay as they were. */
         if (kind != FLIGHTREC_EVENT_INSTANT)
             frw_put_meta(sink, FLIGHTREC_EV_EVENT_KIND, kind);
+        FR_COMMIT_BEGIN();
+        frw_sink_commit(sink);
         if (seen != NULL)
             seen[event] = serial;
         FR_COMMIT_END();

@@ -35,6 +35,8 @@ struct frw_sink {
     uint64_t written;           /* bytes that reached the target */
 #if defined(FLIGHTREC_PORT_FIRMWARE)
     uint32_t buf_at;            /* the stream offset of buf[0] (mod 2^32) */
+    size_t committed;           /* bytes of buf a fault handler's drain
+                                   takes over (frw_sink_commit()) */
 #endif
 };
 
@@ -58,6 +60,18 @@ void frw_sink_recover(struct frw_sink *sink, uint32_t taken);
 /* Flushes unless @bytes fit at the end of the buffer: what comes next
  * goes in without a write. */
 void frw_sink_reserve(struct frw_sink *sink, size_t bytes);
+/* Firmware: what is buffered so far is whole (items, a chunk head, a name
+ * record): a drain that a fault interrupts after this is taken over up
+ * to here (frw_sink_recover()).  The caller makes it one commit with
+ * what goes with it (src/region/order.h).  Nothing hosted. */
+static inline void frw_sink_commit(struct frw_sink *sink)
+{
+#if defined(FLIGHTREC_PORT_FIRMWARE)
+    sink->committed = sink->len;
+#else
+    (void)sink;
+#endif
+}
 
 /* The format word of this host's own items. */
 uint32_t frw_host_format(void);

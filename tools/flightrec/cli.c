@@ -848,3 +848,10 @@ const char *cli_format_name(uint32_t format)
         return "unknown";
     }
 }
+
+const char *cli_count_text(char *buf, size_t size, uint64_t v)
+{
+    snprintf(buf, size, "%llu%s", (unsigned long long)v,
+             v == UINT64_MAX ? " (saturated)" : "");
+    return buf;
+}

@@ -297,6 +297,9 @@ char *cli_fmt_escaped(char *p, const char *s, size_t len);
 /** cli_fmt_escaped() of the NUL-terminated @a s into @a buf (cut to fit,
  * NUL-terminated); returns @a buf.  For messages and stdio output. */
 const char *cli_escape(char *buf, size_t size, const char *s);
+/** A loss count in @a buf, marked " (saturated)" when it stopped at
+ * UINT64_MAX; returns @a buf. */
+const char *cli_count_text(char *buf, size_t size, uint64_t v);
 /** A JSON string with its quotes: '"', '\' and control characters
  * escaped, bytes that are not valid UTF-8 as U+FFFD.  Writes at most
  * 6 * len + 2 bytes. */

@@ -187,9 +187,9 @@ static void loss_part(char *buf, size_t size, uint64_t n, const char *what)
     if (n == 0)
         return;
     size_t len = strlen(buf);
-    snprintf(buf + len, size - len, "%s%llu%s %s", len != 0 ? ", " : "",
-             (unsigned long long)n, n == UINT64_MAX ? " (saturated)" : "",
-             what);
+    char count[48];
+    snprintf(buf + len, size - len, "%s%s %s", len != 0 ? ", " : "",
+             cli_count_text(count, sizeof count, n), what);
 }
 
 /* Reads the recording at @a path back (one pass, no merge: the totals do
@@ -235,10 +235,12 @@ static void warn_losses(const char *path)
                          "(--items %u)", items < (1u << 22) ? items * 4
                                                             : 1u << 24);
         }
-        cli_msg(CLI_WARN, "'%s': %llu of %llu events lost (%s)%s", shown,
-                (unsigned long long)lost,
-                (unsigned long long)add_saturated(t.events, lost), parts,
-                hint);
+        char lost_text[48], total_text[48];
+        cli_msg(CLI_WARN, "'%s': %s of %s events lost (%s)%s", shown,
+                cli_count_text(lost_text, sizeof lost_text, lost),
+                cli_count_text(total_text, sizeof total_text,
+                               add_saturated(t.events, lost)),
+                parts, hint);
     }
     flightrec_client_destroy(client);
 }

@@ -237,14 +237,6 @@ static const char *safe(char *buf, size_t size, const char *name, size_t max)
     return cli_escape(buf, size, raw);
 }
 
-/* A loss count, marked when it stopped at UINT64_MAX. */
-static const char *count_text(char *buf, size_t size, uint64_t v)
-{
-    snprintf(buf, size, "%llu%s", (unsigned long long)v,
-             v == UINT64_MAX ? " (saturated)" : "");
-    return buf;
-}
-
 static void print_header(const flightrec_client *client,
                          const struct flightrec_stream_info *info)
 {
@@ -295,9 +287,9 @@ static void print_text(struct stats_ctx *s, const struct stats_tables *t)
     printf("untimed: %llu\n", (unsigned long long)t->tot.untimed);
     printf("late: %llu\n", (unsigned long long)t->tot.late);
     printf("lost: overflow %s, discard %s, missing %s\n",
-           count_text(a, sizeof a, t->tot.overflow),
-           count_text(b, sizeof b, t->tot.discard),
-           count_text(c, sizeof c, t->tot.missing));
+           cli_count_text(a, sizeof a, t->tot.overflow),
+           cli_count_text(b, sizeof b, t->tot.discard),
+           cli_count_text(c, sizeof c, t->tot.missing));
 
     printf("\nevents by type: %zu\n", t->nrows);
     printf("%12s %14s %5s  %s\n", "count", "rate/s", "id", "event");
